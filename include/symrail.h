@@ -1,0 +1,148 @@
+/*
+ * symrail: a PGAS communication library.
+ *
+ * Processes of an SPMD job ("PEs") share a symmetric heap: symrail_malloc()
+ * is collective and returns the same offset on every PE, so the address of an
+ * object on the calling PE names the same object on any other PE.  Data moves
+ * with one-sided put/get, ordered with fence/quiet, and is announced with
+ * signals (put_signal) or small notification messages.
+ *
+ * Every call that can fail returns a symrail_status_t (0 is success).  Calls
+ * that cannot return a status (symrail_init, symrail_finalize, symrail_putmem,
+ * symrail_getmem) abort the whole job with a message instead.
+ *
+ * Threading: one thread per PE calls symrail at a time.
+ */
+#ifndef SYMRAIL_H
+#define SYMRAIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYMRAIL_VERSION_MAJOR 0
+#define SYMRAIL_VERSION_MINOR 1
+#define SYMRAIL_VERSION_PATCH 0
+
+typedef enum {
+    SYMRAIL_OK               = 0,
+    SYMRAIL_ERR_INVALID      = -1,  /* bad argument, or called before init */
+    SYMRAIL_ERR_NOMEM        = -2,
+    SYMRAIL_ERR_UNSUPPORTED  = -3,
+    SYMRAIL_ERR_TIMEOUT      = -4,
+    SYMRAIL_ERR_AGAIN        = -5,  /* nothing available now: try again */
+    SYMRAIL_ERR_BOOT         = -6,  /* launcher / PMIx failure */
+    SYMRAIL_ERR_TRANSPORT    = -7,
+    SYMRAIL_ERR_PEER_GONE    = -8,
+    SYMRAIL_ERR_NO_TRANSPORT = -9,  /* no enabled transport reaches a peer */
+    SYMRAIL_ERR_SYSTEM       = -10, /* an operating system call failed */
+    SYMRAIL_ERR_TRUNCATED    = -11,
+    SYMRAIL_ERR_STATE        = -12, /* call not allowed in this state */
+} symrail_status_t;
+
+/* Largest payload of one notification message. */
+#define SYMRAIL_NOTIFY_MAX_PAYLOAD 256
+
+typedef enum {
+    SYMRAIL_SIGNAL_SET = 0,
+    SYMRAIL_SIGNAL_ADD = 1,
+} symrail_signal_op_t;
+
+typedef enum {
+    SYMRAIL_CMP_EQ = 0,
+    SYMRAIL_CMP_NE = 1,
+    SYMRAIL_CMP_GT = 2,
+    SYMRAIL_CMP_GE = 3,
+    SYMRAIL_CMP_LT = 4,
+    SYMRAIL_CMP_LE = 5,
+} symrail_cmp_t;
+
+typedef struct {
+    int      src_pe;
+    uint32_t tag;
+    size_t   len;
+    unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
+} symrail_notify_t;
+
+/* ---- runtime ---------------------------------------------------------- */
+symrail_status_t symrail_init_status(void);
+symrail_status_t symrail_finalize_status(void);
+void symrail_init(void);     /* aborts with a message on failure */
+void symrail_finalize(void);
+int  symrail_initialized(void);
+int  symrail_my_pe(void);    /* -1 before init */
+int  symrail_n_pes(void);    /* -1 before init */
+const char *symrail_strerror(symrail_status_t status);
+const char *symrail_version_string(void);
+void symrail_version(int *major_p, int *minor_p, int *patch_p);
+/* Ends the whole job (every PE) with exit status `code`, printing `msg`. */
+void symrail_abort(int code, const char *msg);
+
+/* ---- symmetric heap (collective: every PE calls with the same arguments) */
+void *symrail_malloc(size_t size);
+void *symrail_calloc(size_t count, size_t size);
+void *symrail_align(size_t alignment, size_t size);
+void  symrail_free(void *ptr);
+/* Direct load/store pointer to `addr` on `pe` when it is mapped here, else NULL. */
+void *symrail_ptr(const void *addr, int pe);
+
+/* ---- RMA -------------------------------------------------------------- */
+/* Blocking: on return `src` may be reused (put) or `dst` holds the data (get). */
+symrail_status_t symrail_put(void *dst, const void *src, size_t nbytes, int pe);
+symrail_status_t symrail_get(void *dst, const void *src, size_t nbytes, int pe);
+/* Non-blocking: complete at the next symrail_quiet (or barrier_all). */
+symrail_status_t symrail_put_nbi(void *dst, const void *src, size_t nbytes, int pe);
+symrail_status_t symrail_get_nbi(void *dst, const void *src, size_t nbytes, int pe);
+/* Like symrail_put/get but abort the job on any error (OpenSHMEM style). */
+void symrail_putmem(void *dst, const void *src, size_t nbytes, int pe);
+void symrail_getmem(void *dst, const void *src, size_t nbytes, int pe);
+
+/* Every put, get and atomic issued so far is complete and visible. */
+symrail_status_t symrail_quiet(void);
+/* Puts to one PE issued before are delivered before those issued after. */
+symrail_status_t symrail_fence(void);
+
+/* ---- synchronisation ---------------------------------------------------- */
+/* quiet + barrier over all PEs. */
+symrail_status_t symrail_barrier_all(void);
+/* barrier over all PEs without completing outstanding operations. */
+symrail_status_t symrail_sync_all(void);
+
+/* ---- signals ----------------------------------------------------------- */
+/* Put `nbytes` then update the 64-bit `sig_addr` on `pe` with `value` (SET or
+ * ADD).  A PE that observes the signal observes the whole payload. */
+symrail_status_t symrail_put_signal(void *dst, const void *src, size_t nbytes,
+                                    uint64_t *sig_addr, uint64_t value,
+                                    symrail_signal_op_t op, int pe);
+/* Wait until (*sig_addr cmp value) holds on the calling PE; *value_p (may be
+ * NULL) receives the value that satisfied it. */
+symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp,
+                                           uint64_t value, uint64_t *value_p);
+uint64_t symrail_signal_fetch(const uint64_t *sig_addr);
+
+/* ---- notification messages ---------------------------------------------- */
+/* Messages from one sender arrive in the order sent. */
+symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len);
+/* SYMRAIL_OK with a message, or SYMRAIL_ERR_AGAIN if none is waiting. */
+symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p);
+/* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if none. */
+symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p);
+
+/* ---- atomics on 64-bit symmetric words ---------------------------------- */
+symrail_status_t symrail_atomic_fetch(const uint64_t *target, int pe, uint64_t *value_p);
+symrail_status_t symrail_atomic_set(uint64_t *target, uint64_t value, int pe);
+symrail_status_t symrail_atomic_add(uint64_t *target, uint64_t value, int pe);
+symrail_status_t symrail_atomic_fetch_add(uint64_t *target, uint64_t value, int pe,
+                                          uint64_t *old_p);
+symrail_status_t symrail_atomic_swap(uint64_t *target, uint64_t value, int pe,
+                                     uint64_t *old_p);
+symrail_status_t symrail_atomic_compare_swap(uint64_t *target, uint64_t cond,
+                                             uint64_t value, int pe, uint64_t *old_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYMRAIL_H */

@@ -1,0 +1,36 @@
+/* Bootstrap: who am I, who are my peers, which of them share my node, and an
+ * all-to-all exchange of one connection blob per PE (through PMIx). */
+#ifndef SR_BOOT_H
+#define SR_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <symrail.h>
+
+typedef struct sr_boot sr_boot_t;
+
+typedef struct {
+    int   rank;
+    int   size;
+    int   local_rank;
+    int   local_size;
+    int   singleton;      /* started without a launcher: one PE */
+    char  job[256];       /* namespace: unique per job */
+    char  host[256];
+    uint8_t *is_local;    /* [size]: 1 when the PE shares this node */
+} sr_boot_info_t;
+
+symrail_status_t sr_boot_init(sr_boot_t **boot_p);
+const sr_boot_info_t *sr_boot_info(const sr_boot_t *boot);
+/* Publishes `blob` and returns every PE's blob (blobs_p[rank] is ours too);
+ * free with sr_boot_blobs_free.  Collective. */
+symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
+                                  void ***blobs_p, size_t **lens_p);
+void sr_boot_blobs_free(sr_boot_t *boot, void **blobs, size_t *lens);
+/* A barrier through the launcher (slow; for init and finalize only). */
+symrail_status_t sr_boot_fence(sr_boot_t *boot);
+/* Asks the launcher to end the whole job; does not return. */
+void sr_boot_abort(sr_boot_t *boot, int code, const char *msg) __attribute__((noreturn));
+void sr_boot_fini(sr_boot_t *boot);
+
+#endif

@@ -1,0 +1,289 @@
+#include "config.h"
+#include "boot.h"
+#include "util/log.h"
+
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SR_BOOT_KEY "symrail.blob"
+
+struct sr_boot {
+    sr_boot_info_t info;
+    pmix_proc_t    myproc;
+    int            pmix_up;
+};
+
+static symrail_status_t sr_boot_status(pmix_status_t rc)
+{
+    switch (rc) {
+    case PMIX_SUCCESS:            return SYMRAIL_OK;
+    case PMIX_ERR_NOMEM:          return SYMRAIL_ERR_NOMEM;
+    case PMIX_ERR_TIMEOUT:        return SYMRAIL_ERR_TIMEOUT;
+    case PMIX_ERR_UNREACH:
+    case PMIX_ERR_LOST_CONNECTION: return SYMRAIL_ERR_PEER_GONE;
+    default:                      return SYMRAIL_ERR_BOOT;
+    }
+}
+
+/* PMIx clients find their server through variables the launcher sets. */
+static int sr_boot_launched(void)
+{
+    extern char **environ;
+    if (getenv("PMIX_NAMESPACE") != NULL)
+        return 1;
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0)
+            return 1;
+    return 0;
+}
+
+static symrail_status_t sr_boot_get_u32(const pmix_proc_t *proc, const char *key, uint32_t *val_p)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS) {
+        sr_error("PMIx_Get(%s) for rank %u failed: %s", key, proc->rank, PMIx_Error_string(rc));
+        return sr_boot_status(rc);
+    }
+    switch (val->type) {
+    case PMIX_UINT32: *val_p = val->data.uint32; break;
+    case PMIX_UINT16: *val_p = val->data.uint16; break;
+    case PMIX_INT:    *val_p = (uint32_t)val->data.integer; break;
+    case PMIX_PROC_RANK: *val_p = val->data.rank; break;
+    default:
+        sr_error("PMIx key %s has unexpected type %d", key, (int)val->type);
+        PMIX_VALUE_RELEASE(val);
+        return SYMRAIL_ERR_BOOT;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_boot_locality(sr_boot_t *boot)
+{
+    sr_boot_info_t *info = &boot->info;
+    pmix_proc_t wild;
+    pmix_value_t *val = NULL;
+    symrail_status_t st;
+    uint32_t u32;
+
+    PMIX_LOAD_PROCID(&wild, boot->myproc.nspace, PMIX_RANK_WILDCARD);
+    st = sr_boot_get_u32(&wild, PMIX_JOB_SIZE, &u32);
+    if (st != SYMRAIL_OK)
+        return st;
+    info->size = (int)u32;
+    if (sr_boot_get_u32(&boot->myproc, PMIX_LOCAL_RANK, &u32) == SYMRAIL_OK)
+        info->local_rank = (int)u32;
+    info->is_local = calloc((size_t)info->size, 1);
+    if (info->is_local == NULL)
+        return SYMRAIL_ERR_NOMEM;
+
+    pmix_status_t rc = PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val->type != PMIX_STRING) {
+        sr_error("PMIx_Get(PMIX_LOCAL_PEERS) failed: %s; the launcher must provide locality",
+                 PMIx_Error_string(rc));
+        if (val)
+            PMIX_VALUE_RELEASE(val);
+        return SYMRAIL_ERR_BOOT;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(val->data.string, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long r = strtol(tok, NULL, 10);
+        if (r >= 0 && r < info->size) {
+            info->is_local[r] = 1;
+            info->local_size++;
+        }
+    }
+    PMIX_VALUE_RELEASE(val);
+    if (!info->is_local[info->rank]) {
+        sr_error("PMIX_LOCAL_PEERS does not list this process (rank %d)", info->rank);
+        return SYMRAIL_ERR_BOOT;
+    }
+    return SYMRAIL_OK;
+}
+
+symrail_status_t sr_boot_init(sr_boot_t **boot_p)
+{
+    symrail_status_t st;
+    sr_boot_t *boot = calloc(1, sizeof(*boot));
+    if (boot == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    if (gethostname(boot->info.host, sizeof(boot->info.host)) != 0)
+        strcpy(boot->info.host, "localhost");
+    boot->info.host[sizeof(boot->info.host) - 1] = '\0';
+
+    if (!sr_boot_launched()) {
+        /* No launcher: a documented singleton, as OpenSHMEM users expect. */
+        boot->info.singleton = 1;
+        boot->info.size = boot->info.local_size = 1;
+        snprintf(boot->info.job, sizeof(boot->info.job), "single.%d", (int)getpid());
+        boot->info.is_local = calloc(1, 1);
+        if (boot->info.is_local == NULL) {
+            st = SYMRAIL_ERR_NOMEM;
+            goto err_free;
+        }
+        boot->info.is_local[0] = 1;
+        sr_info("no PMIx launcher found: running as a singleton (1 PE)");
+        *boot_p = boot;
+        return SYMRAIL_OK;
+    }
+
+    pmix_status_t rc = PMIx_Init(&boot->myproc, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        sr_error("PMIx_Init failed: %s (is the program started by symrun, mpirun or srun "
+                 "--mpi=pmix?)", PMIx_Error_string(rc));
+        st = sr_boot_status(rc);
+        goto err_free;
+    }
+    boot->pmix_up = 1;
+    boot->info.rank = (int)boot->myproc.rank;
+    snprintf(boot->info.job, sizeof(boot->info.job), "%s", boot->myproc.nspace);
+    sr_log_set_pe(boot->info.rank);
+    st = sr_boot_locality(boot);
+    if (st != SYMRAIL_OK)
+        goto err_fini;
+    sr_debug("PMIx job %s: rank %d of %d, %d on this node", boot->info.job, boot->info.rank,
+             boot->info.size, boot->info.local_size);
+    *boot_p = boot;
+    return SYMRAIL_OK;
+
+err_fini:
+    PMIx_Finalize(NULL, 0);
+err_free:
+    free(boot->info.is_local);
+    free(boot);
+    return st;
+}
+
+const sr_boot_info_t *sr_boot_info(const sr_boot_t *boot)
+{
+    return &boot->info;
+}
+
+static symrail_status_t sr_boot_fence_collect(sr_boot_t *boot, int collect)
+{
+    pmix_info_t info;
+    bool flag = collect ? true : false;
+    if (!boot->pmix_up)
+        return SYMRAIL_OK;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) {
+        sr_error("PMIx_Fence failed: %s", PMIx_Error_string(rc));
+        return sr_boot_status(rc);
+    }
+    return SYMRAIL_OK;
+}
+
+symrail_status_t sr_boot_fence(sr_boot_t *boot)
+{
+    return sr_boot_fence_collect(boot, 0);
+}
+
+symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
+                                  void ***blobs_p, size_t **lens_p)
+{
+    int n = boot->info.size;
+    symrail_status_t st = SYMRAIL_ERR_NOMEM;
+    void **blobs = calloc((size_t)n, sizeof(*blobs));
+    size_t *lens = calloc((size_t)n, sizeof(*lens));
+    if (blobs == NULL || lens == NULL)
+        goto err_free;
+
+    if (boot->pmix_up) {
+        pmix_value_t value;
+        pmix_status_t rc;
+        PMIX_VALUE_CONSTRUCT(&value);
+        value.type = PMIX_BYTE_OBJECT;
+        value.data.bo.bytes = (char *)blob;
+        value.data.bo.size = len;
+        rc = PMIx_Put(PMIX_GLOBAL, SR_BOOT_KEY, &value);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
+        if (rc != PMIX_SUCCESS) {
+            sr_error("publishing the connection blob through PMIx failed: %s",
+                     PMIx_Error_string(rc));
+            st = sr_boot_status(rc);
+            goto err_free;
+        }
+        st = sr_boot_fence_collect(boot, 1);
+        if (st != SYMRAIL_OK)
+            goto err_free;
+    }
+
+    for (int r = 0; r < n; r++) {
+        if (r == boot->info.rank) {
+            blobs[r] = malloc(len);
+            if (blobs[r] == NULL) {
+                st = SYMRAIL_ERR_NOMEM;
+                goto err_blobs;
+            }
+            memcpy(blobs[r], blob, len);
+            lens[r] = len;
+            continue;
+        }
+        pmix_proc_t proc;
+        pmix_value_t *val = NULL;
+        PMIX_LOAD_PROCID(&proc, boot->myproc.nspace, (pmix_rank_t)r);
+        pmix_status_t rc = PMIx_Get(&proc, SR_BOOT_KEY, NULL, 0, &val);
+        if (rc != PMIX_SUCCESS || val->type != PMIX_BYTE_OBJECT) {
+            sr_error("reading the connection blob of PE %d through PMIx failed: %s", r,
+                     PMIx_Error_string(rc));
+            if (val)
+                PMIX_VALUE_RELEASE(val);
+            st = rc == PMIX_SUCCESS ? SYMRAIL_ERR_BOOT : sr_boot_status(rc);
+            goto err_blobs;
+        }
+        /* Take ownership of the bytes instead of copying them. */
+        blobs[r] = val->data.bo.bytes;
+        lens[r] = val->data.bo.size;
+        val->data.bo.bytes = NULL;
+        val->data.bo.size = 0;
+        PMIX_VALUE_RELEASE(val);
+    }
+    *blobs_p = blobs;
+    *lens_p = lens;
+    return SYMRAIL_OK;
+
+err_blobs:
+    for (int r = 0; r < n; r++)
+        free(blobs[r]);
+err_free:
+    free(blobs);
+    free(lens);
+    return st;
+}
+
+void sr_boot_blobs_free(sr_boot_t *boot, void **blobs, size_t *lens)
+{
+    for (int r = 0; blobs && r < boot->info.size; r++)
+        free(blobs[r]);
+    free(blobs);
+    free(lens);
+}
+
+void sr_boot_abort(sr_boot_t *boot, int code, const char *msg)
+{
+    if (boot != NULL && boot->pmix_up)
+        PMIx_Abort(code, msg, NULL, 0);
+    /* PMIx_Abort returns once the launcher has the request (or could not be
+     * told); either way this process ends here. */
+    _exit(code ? code : 1);
+}
+
+void sr_boot_fini(sr_boot_t *boot)
+{
+    if (boot == NULL)
+        return;
+    if (boot->pmix_up) {
+        pmix_status_t rc = PMIx_Finalize(NULL, 0);
+        if (rc != PMIX_SUCCESS)
+            sr_warn("PMIx_Finalize failed: %s", PMIx_Error_string(rc));
+    }
+    free(boot->info.is_local);
+    free(boot);
+}

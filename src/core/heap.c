@@ -1,0 +1,91 @@
+#include "config.h"
+#include "core/ctx.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <string.h>
+#include <unistd.h>
+
+symrail_status_t sr_heap_init(void)
+{
+    const sr_boot_info_t *bi = sr_boot_info(sr_ctx.boot);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t size = sr_ctx.env.heap_size;
+    symrail_status_t st;
+
+    if (size < SR_HEAP_RESERVED + 4096 || size > ((uint64_t)1 << 46)) {
+        sr_error("SYMRAIL_HEAP_SIZE=%llu is out of range (8K .. 64T)", (unsigned long long)size);
+        return SYMRAIL_ERR_INVALID;
+    }
+    size = SR_ALIGN_UP(size, page);
+    sr_shm_name(sr_ctx.heap_name, sizeof(sr_ctx.heap_name), bi->job, bi->rank, "heap");
+    st = sr_shm_create(sr_ctx.heap_name, size, (void **)&sr_ctx.heap_base);
+    if (st != SYMRAIL_OK)
+        return st;
+    sr_ctx.heap_named = 1;
+    sr_ctx.heap_size = size;
+    st = sr_heap_alloc_init(&sr_ctx.heap, SR_HEAP_RESERVED, size - SR_HEAP_RESERVED);
+    if (st != SYMRAIL_OK)
+        goto err_unmap;
+    return SYMRAIL_OK;
+
+err_unmap:
+    sr_shm_unmap(sr_ctx.heap_base, size);
+    sr_shm_unlink(sr_ctx.heap_name);
+    sr_ctx.heap_named = 0;
+    sr_ctx.heap_base = NULL;
+    return st;
+}
+
+void sr_heap_fini(void)
+{
+    if (sr_ctx.heap_named)
+        sr_shm_unlink(sr_ctx.heap_name);
+    sr_ctx.heap_named = 0;
+    sr_heap_alloc_fini(&sr_ctx.heap);
+    sr_shm_unmap(sr_ctx.heap_base, sr_ctx.heap_size);
+    sr_ctx.heap_base = NULL;
+}
+
+void *sr_heap_malloc(size_t size, size_t align, const char *what)
+{
+    uint64_t off = 0;
+    symrail_status_t st = SYMRAIL_OK;
+    void *ptr = NULL;
+
+    if (size != 0) {
+        st = sr_heap_alloc(&sr_ctx.heap, size, align, &off);
+        if (st == SYMRAIL_OK) {
+            ptr = sr_ctx.heap_base + off;
+        } else if (st == SYMRAIL_ERR_NOMEM) {
+            sr_error("%s(%zu): the symmetric heap is exhausted (%llu of %zu bytes in use, "
+                     "largest free block %llu bytes); raise SYMRAIL_HEAP_SIZE", what, size,
+                     (unsigned long long)sr_ctx.heap.used_bytes, sr_ctx.heap_size,
+                     (unsigned long long)sr_heap_largest_free(&sr_ctx.heap));
+        } else {
+            sr_error("%s: invalid size %zu or alignment %zu (alignment must be a power of two)",
+                     what, size, align);
+        }
+    }
+    /* Like shmem_malloc: every PE leaves only when all have allocated. */
+    if (sr_quiet() != SYMRAIL_OK || sr_barrier() != SYMRAIL_OK) {
+        if (ptr)
+            sr_heap_free(&sr_ctx.heap, off);
+        return NULL;
+    }
+    return ptr;
+}
+
+symrail_status_t sr_heap_release(void *ptr)
+{
+    /* Like shmem_free: nobody may still be accessing the object. */
+    symrail_status_t st = sr_quiet();
+    if (st == SYMRAIL_OK)
+        st = sr_barrier();
+    if (st != SYMRAIL_OK)
+        return st;
+    st = sr_heap_free(&sr_ctx.heap, sr_heap_offset(ptr));
+    if (st != SYMRAIL_OK)
+        sr_error("symrail_free(%p): not the start of a live symmetric allocation", ptr);
+    return st;
+}

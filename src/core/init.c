@@ -1,0 +1,318 @@
+#include "config.h"
+#include "core/ctx.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SR_BLOB_MAGIC   0x73796d7261696c31ull  /* "symrail1" */
+#define SR_TL_NAME_LEN  16
+#define SR_TL_ADDR_MAX  4096
+
+sr_ctx_t sr_ctx = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1 };
+
+/* Names a user may list in SYMRAIL_TRANSPORTS, compiled in or not. */
+static const char *const sr_tl_known[] = { "shm", "verbs", "tcp", NULL };
+
+typedef struct {
+    uint64_t magic;
+    int32_t  pe;
+    int32_t  pid;
+    uint32_t ntls;
+} sr_blob_hdr_t;
+
+typedef struct {
+    char     name[SR_TL_NAME_LEN];
+    uint32_t len;
+} sr_blob_tl_t;
+
+static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sr_tl_nall; i++)
+        if (strlen(sr_tl_all[i]->name) == len && strncmp(sr_tl_all[i]->name, name, len) == 0)
+            return sr_tl_all[i];
+    return NULL;
+}
+
+static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
+{
+    const char *list = sr_ctx.env.transports;
+    sr_tl_mem_t heap = { sr_ctx.heap_base, sr_ctx.heap_size, sr_ctx.heap_name };
+
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        const sr_tl_ops_t *ops = sr_tl_find(p, len);
+        int known = 0;
+        for (int k = 0; sr_tl_known[k]; k++)
+            known |= strlen(sr_tl_known[k]) == len && strncmp(sr_tl_known[k], p, len) == 0;
+        if (!known) {
+            sr_error("SYMRAIL_TRANSPORTS='%s': unknown transport '%.*s' (known: shm, verbs, tcp)",
+                     list, (int)len, p);
+            return SYMRAIL_ERR_INVALID;
+        }
+        if (ops == NULL) {
+            sr_info("transport '%.*s' is not compiled into this build", (int)len, p);
+        } else if (sr_ctx.ntls < SR_MAX_TLS) {
+            sr_tl_params_t params = {
+                .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
+                .is_local = bi->is_local, .env = &sr_ctx.env,
+                .forced = strcmp(list, ops->name) == 0,
+                .notify_cb = sr_notify_deliver, .cb_arg = &sr_ctx.notifyq,
+            };
+            sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
+            symrail_status_t st = ops->init(&params, &slot->tl);
+            if (st == SYMRAIL_ERR_UNSUPPORTED) {
+                sr_info("transport %s cannot run here; skipped", ops->name);
+            } else if (st != SYMRAIL_OK) {
+                return st;
+            } else {
+                slot->ops = ops;
+                ops->attr(slot->tl, &slot->attr);
+                sr_ctx.ntls++;
+                st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
+                if (st != SYMRAIL_OK)
+                    return st;
+            }
+        }
+        p += len;
+        p += *p == ',';
+    }
+    if (sr_ctx.ntls == 0) {
+        sr_error("SYMRAIL_TRANSPORTS='%s' leaves no usable transport", list);
+        return SYMRAIL_ERR_NO_TRANSPORT;
+    }
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
+{
+    size_t cap = sizeof(sr_blob_hdr_t) + (size_t)sr_ctx.ntls * (sizeof(sr_blob_tl_t) + SR_TL_ADDR_MAX);
+    char *blob = calloc(1, cap), *p;
+    if (blob == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_ctx.my_pe, (int32_t)getpid(), (uint32_t)sr_ctx.ntls };
+    memcpy(blob, &hdr, sizeof(hdr));
+    p = blob + sizeof(hdr);
+    for (int i = 0; i < sr_ctx.ntls; i++) {
+        sr_blob_tl_t t = { { 0 }, 0 };
+        size_t alen = SR_TL_ADDR_MAX;
+        snprintf(t.name, sizeof(t.name), "%s", sr_ctx.tls[i].ops->name);
+        symrail_status_t st = sr_ctx.tls[i].ops->addr_pack(sr_ctx.tls[i].tl,
+                                                            p + sizeof(t), &alen);
+        if (st != SYMRAIL_OK) {
+            free(blob);
+            return st;
+        }
+        t.len = (uint32_t)alen;
+        memcpy(p, &t, sizeof(t));
+        p += sizeof(t) + alen;
+    }
+    *blob_p = blob;
+    *len_p = (size_t)(p - blob);
+    return SYMRAIL_OK;
+}
+
+/* Connects to `pe` with the first of our transports (in preference order)
+ * that the peer also runs and that reaches it. */
+static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
+{
+    sr_blob_hdr_t hdr;
+    if (len < sizeof(hdr))
+        goto err_blob;
+    memcpy(&hdr, blob, sizeof(hdr));
+    if (hdr.magic != SR_BLOB_MAGIC || hdr.pe != pe)
+        goto err_blob;
+    sr_ctx.pids[pe] = hdr.pid;
+    for (int i = 0; i < sr_ctx.ntls; i++) {
+        sr_tl_slot_t *slot = &sr_ctx.tls[i];
+        size_t pos = sizeof(hdr);
+        for (uint32_t t = 0; t < hdr.ntls; t++) {
+            sr_blob_tl_t bt;
+            if (pos + sizeof(bt) > len)
+                goto err_blob;
+            memcpy(&bt, blob + pos, sizeof(bt));
+            pos += sizeof(bt);
+            if (bt.len > len - pos)
+                goto err_blob;
+            const char *addr = blob + pos;
+            pos += bt.len;
+            bt.name[SR_TL_NAME_LEN - 1] = '\0';
+            if (strcmp(bt.name, slot->ops->name) != 0 ||
+                !slot->ops->reachable(slot->tl, pe, addr, bt.len))
+                continue;
+            sr_peer_t *peer = &sr_ctx.peers[pe];
+            symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, bt.len, &peer->ep);
+            if (st != SYMRAIL_OK) {
+                sr_error("connecting to PE %d over %s failed: %s", pe, slot->ops->name,
+                         symrail_strerror(st));
+                return st;
+            }
+            peer->ops = slot->ops;
+            peer->slice = slot->attr.max_slice < sr_ctx.env.slice_size
+                              ? slot->attr.max_slice : (size_t)sr_ctx.env.slice_size;
+            if (slot->attr.max_slice == SIZE_MAX)
+                peer->slice = SIZE_MAX;  /* copies need no slicing */
+            peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
+            sr_debug("PE %d reached over %s", pe, slot->ops->name);
+            return SYMRAIL_OK;
+        }
+    }
+    sr_error("no transport in SYMRAIL_TRANSPORTS='%s' reaches PE %d (pid %d)",
+             sr_ctx.env.transports, pe, hdr.pid);
+    return SYMRAIL_ERR_NO_TRANSPORT;
+
+err_blob:
+    sr_error("the connection data of PE %d is malformed (mixed symrail versions?)", pe);
+    return SYMRAIL_ERR_BOOT;
+}
+
+static symrail_status_t sr_wireup(void)
+{
+    void *blob = NULL, **blobs = NULL;
+    size_t len = 0, *lens = NULL;
+    symrail_status_t st = sr_blob_pack(&blob, &len);
+    if (st != SYMRAIL_OK)
+        return st;
+    st = sr_boot_exchange(sr_ctx.boot, blob, len, &blobs, &lens);
+    free(blob);
+    if (st != SYMRAIL_OK)
+        return st;
+    for (int pe = 0; pe < sr_ctx.n_pes && st == SYMRAIL_OK; pe++)
+        st = sr_peer_connect(pe, blobs[pe], lens[pe]);
+    sr_boot_blobs_free(sr_ctx.boot, blobs, lens);
+    if (st != SYMRAIL_OK)
+        return st;
+    /* Every PE has mapped what it needs: the names of shared objects can go,
+     * so that nothing outlives the job even if it is killed. */
+    st = sr_boot_fence(sr_ctx.boot);
+    if (st != SYMRAIL_OK)
+        return st;
+    for (int i = 0; i < sr_ctx.ntls; i++)
+        sr_ctx.tls[i].ops->wireup_done(sr_ctx.tls[i].tl);
+    sr_shm_unlink(sr_ctx.heap_name);
+    sr_ctx.heap_named = 0;
+
+    /* Sleeping on one transport is only safe when it carries every peer. */
+    sr_ctx.sleeper = -1;
+    for (int i = 0; i < sr_ctx.ntls; i++) {
+        int all = 1;
+        for (int pe = 0; pe < sr_ctx.n_pes; pe++)
+            all &= sr_ctx.peers[pe].ops == sr_ctx.tls[i].ops;
+        if (all && sr_ctx.tls[i].attr.can_sleep)
+            sr_ctx.sleeper = i;
+    }
+    return SYMRAIL_OK;
+}
+
+static void sr_teardown(void)
+{
+    for (int pe = 0; sr_ctx.peers && pe < sr_ctx.n_pes; pe++)
+        if (sr_ctx.peers[pe].ep)
+            sr_ctx.peers[pe].ops->disconnect(sr_ctx.peers[pe].ep);
+    free(sr_ctx.peers);
+    free(sr_ctx.pids);
+    sr_ctx.peers = NULL;
+    sr_ctx.pids = NULL;
+    for (int i = sr_ctx.ntls - 1; i >= 0; i--)
+        sr_ctx.tls[i].ops->fini(sr_ctx.tls[i].tl);
+    sr_ctx.ntls = 0;
+    if (sr_ctx.heap_base)
+        sr_heap_fini();
+    sr_notify_fini();
+}
+
+symrail_status_t sr_core_init(void)
+{
+    extern char **environ;
+    symrail_status_t st;
+
+    sr_log_setup(SR_LOG_WARN);
+    st = sr_env_load(getenv, &sr_ctx.env);
+    if (st != SYMRAIL_OK)
+        return st;
+    sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_ctx.env.log));
+    sr_env_warn_unknown(environ);
+
+    st = sr_boot_init(&sr_ctx.boot);
+    if (st != SYMRAIL_OK)
+        goto err_env;
+    const sr_boot_info_t *bi = sr_boot_info(sr_ctx.boot);
+    sr_ctx.my_pe = bi->rank;
+    sr_ctx.n_pes = bi->size;
+    sr_log_set_pe(bi->rank);
+    sr_req_init(&sr_ctx.nbi);
+
+    sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
+    sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));
+    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL) {
+        st = SYMRAIL_ERR_NOMEM;
+        goto err_teardown;
+    }
+    st = sr_heap_init();
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    st = sr_tls_open(bi);
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    st = sr_wireup();
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    sr_ctx.barrier_epoch = 0;
+    sr_ctx.state = SR_STATE_UP;
+    sr_info("initialized: PE %d of %d, heap %zu bytes", sr_ctx.my_pe, sr_ctx.n_pes,
+            sr_ctx.heap_size);
+    return SYMRAIL_OK;
+
+err_teardown:
+    sr_teardown();
+    sr_boot_fini(sr_ctx.boot);
+    sr_ctx.boot = NULL;
+err_env:
+    sr_env_release(&sr_ctx.env);
+    sr_ctx.my_pe = sr_ctx.n_pes = -1;
+    return st;
+}
+
+static void sr_stats_print(void)
+{
+    const sr_stats_t *s = &sr_ctx.stats;
+    /* Asked for explicitly, so printed whatever SYMRAIL_LOG says. */
+    fprintf(stderr,
+            "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
+            "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
+            "stalls %llu\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
+            (unsigned long long)s->puts, (unsigned long long)s->put_bytes,
+            (unsigned long long)s->gets, (unsigned long long)s->get_bytes,
+            (unsigned long long)s->atomics, (unsigned long long)s->signals,
+            (unsigned long long)s->notifies_sent, (unsigned long long)s->notifies_recv,
+            (unsigned long long)s->quiets, (unsigned long long)s->barriers,
+            (unsigned long long)s->waits_slept, (unsigned long long)s->backpressure_stalls);
+}
+
+symrail_status_t sr_core_finalize(void)
+{
+    symrail_status_t st = sr_quiet();
+    symrail_status_t bst = sr_barrier();
+    if (st == SYMRAIL_OK)
+        st = bst;
+    if (sr_ctx.env.stats)
+        sr_stats_print();
+    sr_teardown();
+    sr_boot_fini(sr_ctx.boot);
+    sr_ctx.boot = NULL;
+    sr_env_release(&sr_ctx.env);
+    sr_ctx.state = SR_STATE_DOWN;
+    sr_ctx.my_pe = sr_ctx.n_pes = -1;
+    return st;
+}
+
+void sr_core_abort(int code, const char *msg)
+{
+    sr_error("aborting the job: %s", msg);
+    fflush(stdout);
+    fflush(stderr);
+    sr_boot_abort(sr_ctx.boot, code, msg);
+}

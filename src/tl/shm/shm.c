@@ -1,0 +1,414 @@
+/*
+ * Shared-memory transport: peers on this node map each other's regions, so
+ * put and get are plain copies and atomics are CPU atomics on the mapping.
+ *
+ * Each PE also owns a control segment: a doorbell that a sleeping PE waits on
+ * with a futex, and one single-producer/single-consumer ring of notification
+ * slots per sender.  Writers only pay for the doorbell when somebody sleeps.
+ */
+#include "config.h"
+#include "tl/tl.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
+#define SR_SHM_MAX_REGIONS 4
+#define SR_SHM_NAME_LEN    200
+
+typedef struct {
+    _Alignas(SR_CACHE_LINE) uint32_t seq;      /* bumped to wake sleepers */
+    _Alignas(SR_CACHE_LINE) uint32_t waiters;  /* how many sleep on seq */
+    _Alignas(SR_CACHE_LINE) uint64_t magic;
+    int32_t  pid;
+    uint32_t n_pes;
+    uint32_t nslots;
+} sr_shm_hdr_t;
+
+typedef struct {
+    uint32_t tag;
+    uint32_t len;
+    unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
+} sr_shm_slot_t;
+
+typedef struct {
+    _Alignas(SR_CACHE_LINE) uint64_t tail;  /* written by the sender only */
+    _Alignas(SR_CACHE_LINE) uint64_t head;  /* written by the receiver only */
+    _Alignas(SR_CACHE_LINE) sr_shm_slot_t slots[];
+} sr_shm_ring_t;
+
+/* What a peer needs to attach to us; sent as the address blob. */
+typedef struct {
+    uint64_t magic;
+    int32_t  pid;
+    uint32_t nregions;
+    uint64_t ctl_len;
+    char     ctl_name[SR_SHM_NAME_LEN];
+    struct {
+        uint64_t len;
+        char     name[SR_SHM_NAME_LEN];
+    } regions[SR_SHM_MAX_REGIONS];
+} sr_shm_addr_t;
+
+struct sr_tl_ep {
+    struct sr_tl_ctx *ctx;
+    int               pe;
+    int               pid;
+    int               self;
+    sr_shm_hdr_t     *hdr;        /* the peer's control segment */
+    sr_shm_ring_t    *ring;       /* our ring in the peer's control segment */
+    uint64_t          tail;       /* our copy of ring->tail */
+    char             *base[SR_SHM_MAX_REGIONS];
+    size_t            len[SR_SHM_MAX_REGIONS];
+};
+
+struct sr_tl_ctx {
+    sr_tl_params_t params;
+    sr_shm_hdr_t  *hdr;           /* ours */
+    size_t         ctl_len;
+    size_t         ring_len;
+    char           ctl_name[SR_SHM_NAME_LEN];
+    int            ctl_named;     /* the name still exists */
+    sr_tl_mem_t    regions[SR_SHM_MAX_REGIONS];
+    uint32_t       nregions;
+    int           *senders;       /* local PEs whose rings we drain */
+    int            nsenders;
+};
+
+static inline sr_shm_ring_t *sr_shm_ring(sr_shm_hdr_t *hdr, size_t ring_len, int pe)
+{
+    return (sr_shm_ring_t *)((char *)hdr + SR_ALIGN_UP(sizeof(*hdr), SR_CACHE_LINE) +
+                             (size_t)pe * ring_len);
+}
+
+static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
+{
+    return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
+}
+
+/* A peer may sleep on its doorbell: wake it after our stores are visible. */
+static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0)) {
+        __atomic_fetch_add(&hdr->seq, 1, __ATOMIC_RELEASE);
+        sr_futex_wake_all(&hdr->seq);
+    }
+}
+
+static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
+{
+    symrail_status_t st = SYMRAIL_ERR_NOMEM;
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ctx->params = *params;
+    uint64_t nslots = params->env->notify_slots;
+    if (nslots == 0 || nslots > (1u << 20)) {
+        sr_error("SYMRAIL_NOTIFY_SLOTS=%llu is out of range (1 .. 1048576)",
+                 (unsigned long long)nslots);
+        st = SYMRAIL_ERR_INVALID;
+        goto err_free;
+    }
+    ctx->ring_len = SR_ALIGN_UP(sizeof(sr_shm_ring_t) + nslots * sizeof(sr_shm_slot_t),
+                                SR_CACHE_LINE);
+    ctx->ctl_len = sr_shm_ctl_len(ctx->ring_len, params->n_pes);
+    ctx->senders = calloc((size_t)params->n_pes, sizeof(int));
+    if (ctx->senders == NULL)
+        goto err_free;
+    for (int pe = 0; pe < params->n_pes; pe++)
+        if (params->is_local[pe])
+            ctx->senders[ctx->nsenders++] = pe;
+
+    sr_shm_name(ctx->ctl_name, sizeof(ctx->ctl_name), params->job, params->my_pe, "ctl");
+    st = sr_shm_create(ctx->ctl_name, ctx->ctl_len, (void **)&ctx->hdr);
+    if (st != SYMRAIL_OK)
+        goto err_senders;
+    ctx->ctl_named = 1;
+    ctx->hdr->pid = (int32_t)getpid();
+    ctx->hdr->n_pes = (uint32_t)params->n_pes;
+    ctx->hdr->nslots = (uint32_t)nslots;
+    __atomic_store_n(&ctx->hdr->magic, SR_SHM_MAGIC, __ATOMIC_RELEASE);
+    *ctx_p = ctx;
+    return SYMRAIL_OK;
+
+err_senders:
+    free(ctx->senders);
+err_free:
+    free(ctx);
+    return st;
+}
+
+static void sr_shm_wireup_done(sr_tl_ctx_t *ctx)
+{
+    /* Every local peer has mapped us: drop the name so that nothing is left
+     * behind in /dev/shm, whatever happens to this process later. */
+    if (ctx->ctl_named) {
+        sr_shm_unlink(ctx->ctl_name);
+        ctx->ctl_named = 0;
+    }
+}
+
+static void sr_shm_fini(sr_tl_ctx_t *ctx)
+{
+    sr_shm_wireup_done(ctx);
+    sr_shm_unmap(ctx->hdr, ctx->ctl_len);
+    free(ctx->senders);
+    free(ctx);
+}
+
+static void sr_shm_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
+{
+    (void)ctx;
+    attr_p->max_slice = SIZE_MAX;
+    attr_p->can_sleep = 1;
+}
+
+static symrail_status_t sr_shm_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
+{
+    if (region >= SR_SHM_MAX_REGIONS || mem->shm_name == NULL ||
+        strlen(mem->shm_name) >= SR_SHM_NAME_LEN) {
+        sr_error("shm: region %u cannot be shared (no shared-memory object)", region);
+        return SYMRAIL_ERR_UNSUPPORTED;
+    }
+    ctx->regions[region] = *mem;
+    if (region >= ctx->nregions)
+        ctx->nregions = region + 1;
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_shm_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
+{
+    sr_shm_addr_t addr;
+    if (*len_p < sizeof(addr))
+        return SYMRAIL_ERR_TRUNCATED;
+    memset(&addr, 0, sizeof(addr));
+    addr.magic = SR_SHM_MAGIC;
+    addr.pid = (int32_t)getpid();
+    addr.nregions = ctx->nregions;
+    addr.ctl_len = ctx->ctl_len;
+    strcpy(addr.ctl_name, ctx->ctl_name);
+    for (uint32_t r = 0; r < ctx->nregions; r++) {
+        addr.regions[r].len = ctx->regions[r].len;
+        if (ctx->regions[r].shm_name)
+            strcpy(addr.regions[r].name, ctx->regions[r].shm_name);
+    }
+    memcpy(buf, &addr, sizeof(addr));
+    *len_p = sizeof(addr);
+    return SYMRAIL_OK;
+}
+
+static int sr_shm_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len)
+{
+    const sr_shm_addr_t *a = addr;
+    return ctx->params.is_local[pe] && len == sizeof(*a) && a->magic == SR_SHM_MAGIC;
+}
+
+static void sr_shm_disconnect(sr_tl_ep_t *ep)
+{
+    if (ep == NULL)
+        return;
+    if (!ep->self) {
+        for (int r = 0; r < SR_SHM_MAX_REGIONS; r++)
+            sr_shm_unmap(ep->base[r], ep->len[r]);
+        sr_shm_unmap(ep->hdr, ep->ctx->ctl_len);
+    }
+    free(ep);
+}
+
+static symrail_status_t sr_shm_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                       sr_tl_ep_t **ep_p)
+{
+    const sr_shm_addr_t *a = addr;
+    symrail_status_t st;
+    sr_tl_ep_t *ep;
+
+    if (!sr_shm_reachable(ctx, pe, addr, len) || a->nregions > SR_SHM_MAX_REGIONS)
+        return SYMRAIL_ERR_INVALID;
+    if (a->ctl_len != ctx->ctl_len) {
+        sr_error("shm: PE %d uses another notification ring size (is SYMRAIL_NOTIFY_SLOTS "
+                 "the same on every PE?)", pe);
+        return SYMRAIL_ERR_INVALID;
+    }
+    ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ep->ctx = ctx;
+    ep->pe = pe;
+    ep->pid = a->pid;
+    ep->self = pe == ctx->params.my_pe;
+    if (ep->self) {
+        ep->hdr = ctx->hdr;
+        for (uint32_t r = 0; r < a->nregions; r++) {
+            ep->base[r] = ctx->regions[r].addr;
+            ep->len[r] = ctx->regions[r].len;
+        }
+    } else {
+        st = sr_shm_attach(a->ctl_name, a->ctl_len, (void **)&ep->hdr);
+        if (st != SYMRAIL_OK)
+            goto err_ep;
+        for (uint32_t r = 0; r < a->nregions; r++) {
+            if (a->regions[r].len == 0)
+                continue;
+            st = sr_shm_attach(a->regions[r].name, a->regions[r].len, (void **)&ep->base[r]);
+            if (st != SYMRAIL_OK)
+                goto err_ep;
+            ep->len[r] = a->regions[r].len;
+        }
+    }
+    ep->ring = sr_shm_ring(ep->hdr, ctx->ring_len, ctx->params.my_pe);
+    ep->tail = __atomic_load_n(&ep->ring->tail, __ATOMIC_ACQUIRE);
+    *ep_p = ep;
+    return SYMRAIL_OK;
+
+err_ep:
+    sr_shm_disconnect(ep);
+    return st;
+}
+
+static void *sr_shm_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
+{
+    return region < SR_SHM_MAX_REGIONS && ep->base[region] ? ep->base[region] + offset : NULL;
+}
+
+static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, const void *src, uint32_t region,
+                                   uint64_t roff, size_t len, sr_tl_comp_t *comp)
+{
+    (void)comp;
+    memcpy(ep->base[region] + roff, src, len);
+    sr_shm_kick(ep->hdr);
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, void *dst, uint32_t region, uint64_t roff,
+                                   size_t len, sr_tl_comp_t *comp)
+{
+    (void)comp;
+    memcpy(dst, ep->base[region] + roff, len);
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t region,
+                                      uint64_t roff, uint64_t operand, uint64_t compare,
+                                      uint64_t *result_p, sr_tl_comp_t *comp)
+{
+    uint64_t *t = (uint64_t *)(void *)(ep->base[region] + roff);
+    uint64_t old;
+    (void)comp;
+    switch (op) {
+    case SR_TL_AMO_FETCH:
+        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
+        break;
+    case SR_TL_AMO_SET:
+        /* Release: a PE that sees the new value sees what was written before. */
+        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
+        old = 0;
+        break;
+    case SR_TL_AMO_ADD:
+        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
+        break;
+    case SR_TL_AMO_SWAP:
+        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
+        break;
+    case SR_TL_AMO_CSWAP:
+        old = compare;
+        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        break;
+    default:
+        return SYMRAIL_ERR_UNSUPPORTED;
+    }
+    if (result_p)
+        *result_p = old;
+    if (op != SR_TL_AMO_FETCH)
+        sr_shm_kick(ep->hdr);
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                      size_t len)
+{
+    sr_shm_ring_t *ring = ep->ring;
+    uint32_t nslots = ep->hdr->nslots;
+    uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+
+    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    if (ep->tail - head >= nslots)
+        return SYMRAIL_ERR_AGAIN;
+    sr_shm_slot_t *slot = &ring->slots[ep->tail % nslots];
+    slot->tag = tag;
+    slot->len = (uint32_t)len;
+    if (len)
+        memcpy(slot->payload, payload, len);
+    __atomic_store_n(&ring->tail, ++ep->tail, __ATOMIC_RELEASE);
+    sr_shm_kick(ep->hdr);
+    return SYMRAIL_OK;
+}
+
+static int sr_shm_progress(sr_tl_ctx_t *ctx)
+{
+    uint32_t nslots = ctx->hdr->nslots;
+    int count = 0;
+    for (int i = 0; i < ctx->nsenders; i++) {
+        int src = ctx->senders[i];
+        sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, src);
+        uint64_t head = ring->head;
+        uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+        for (; head != tail; head++, count++) {
+            const sr_shm_slot_t *slot = &ring->slots[head % nslots];
+            uint32_t len = slot->len > SYMRAIL_NOTIFY_MAX_PAYLOAD ? SYMRAIL_NOTIFY_MAX_PAYLOAD
+                                                                   : slot->len;
+            ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
+            /* Free the slot only after its payload has been copied out. */
+            __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+        }
+    }
+    return count;
+}
+
+static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
+{
+    return ep->self || sr_pid_alive(ep->pid) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
+}
+
+static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_add(&ctx->hdr->waiters, 1, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&ctx->hdr->seq, __ATOMIC_SEQ_CST);
+}
+
+static void sr_shm_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
+{
+    sr_futex_wait(&ctx->hdr->seq, token, timeout_ns);
+}
+
+static void sr_shm_wait_done(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_sub(&ctx->hdr->waiters, 1, __ATOMIC_RELAXED);
+}
+
+const sr_tl_ops_t sr_tl_shm_ops = {
+    .name         = "shm",
+    .init         = sr_shm_init,
+    .fini         = sr_shm_fini,
+    .attr         = sr_shm_attr,
+    .mem_reg      = sr_shm_mem_reg,
+    .addr_pack    = sr_shm_addr_pack,
+    .reachable    = sr_shm_reachable,
+    .connect      = sr_shm_connect,
+    .wireup_done  = sr_shm_wireup_done,
+    .disconnect   = sr_shm_disconnect,
+    .ptr          = sr_shm_ptr,
+    .put          = sr_shm_put,
+    .get          = sr_shm_get,
+    .atomic       = sr_shm_atomic,
+    .notify       = sr_shm_notify,
+    .progress     = sr_shm_progress,
+    .ep_check     = sr_shm_ep_check,
+    .wait_prepare = sr_shm_wait_prepare,
+    .wait         = sr_shm_wait,
+    .wait_done    = sr_shm_wait_done,
+};

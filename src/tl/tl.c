@@ -1,0 +1,29 @@
+#include "config.h"
+#include "tl.h"
+
+extern const sr_tl_ops_t sr_tl_shm_ops;
+
+const sr_tl_ops_t *const sr_tl_all[] = {
+    &sr_tl_shm_ops,
+};
+const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);
+
+symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, void *dst, uint32_t region,
+                                       uint64_t roff, size_t len, sr_tl_comp_t *comp)
+{
+    (void)ep, (void)dst, (void)region, (void)roff, (void)len, (void)comp;
+    return SYMRAIL_ERR_UNSUPPORTED;
+}
+
+symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                          size_t len)
+{
+    (void)ep, (void)tag, (void)payload, (void)len;
+    return SYMRAIL_ERR_UNSUPPORTED;
+}
+
+void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
+{
+    (void)ep, (void)region, (void)offset;
+    return NULL;
+}

@@ -1,0 +1,122 @@
+/*
+ * Transport layer interface.
+ *
+ * A transport moves bytes between this PE and one peer: it knows nothing of
+ * the symmetric heap, slicing, requests or the public API, and never includes
+ * core headers.  The core gives it memory regions (by small integer id), an
+ * opaque address blob of every peer, and work items that are one slice each.
+ *
+ * Every op returns SYMRAIL_OK when the work is already complete (comp is not
+ * touched), SR_TL_INPROGRESS when comp->cb will be called exactly once from
+ * the transport's progress, SYMRAIL_ERR_AGAIN when the transport has no room
+ * now (the caller progresses and posts again), or an error.
+ *
+ * Ops tables are const and complete: an unsupported slot points to a
+ * function returning SYMRAIL_ERR_UNSUPPORTED (sr_tl_unsupported_*), never NULL.
+ */
+#ifndef SR_TL_H
+#define SR_TL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <symrail.h>
+
+#include "util/env.h"
+
+#define SR_TL_INPROGRESS 1
+
+typedef struct sr_tl_ctx sr_tl_ctx_t;
+typedef struct sr_tl_ep  sr_tl_ep_t;
+
+typedef struct sr_tl_comp {
+    void (*cb)(struct sr_tl_comp *comp, symrail_status_t status);
+} sr_tl_comp_t;
+
+typedef enum {
+    SR_TL_AMO_FETCH,   /* result = *target */
+    SR_TL_AMO_SET,     /* *target = operand */
+    SR_TL_AMO_ADD,     /* result = *target; *target += operand */
+    SR_TL_AMO_SWAP,    /* result = *target; *target = operand */
+    SR_TL_AMO_CSWAP,   /* result = *target; if (result == compare) *target = operand */
+} sr_tl_amo_t;
+
+/* Called by a transport's progress for every notification message received. */
+typedef void (*sr_tl_notify_cb_t)(void *arg, int src_pe, uint32_t tag, const void *payload,
+                                  size_t len);
+
+typedef struct {
+    int               my_pe;
+    int               n_pes;
+    const char       *job;       /* unique per job: names shared objects */
+    const uint8_t    *is_local;  /* [n_pes] */
+    const sr_env_t   *env;
+    int               forced;    /* named explicitly in SYMRAIL_TRANSPORTS */
+    sr_tl_notify_cb_t notify_cb;
+    void             *cb_arg;
+} sr_tl_params_t;
+
+/* A memory region of this PE that peers may access. */
+typedef struct {
+    void       *addr;
+    size_t      len;
+    const char *shm_name;  /* name of the shared-memory object backing it */
+} sr_tl_mem_t;
+
+typedef struct {
+    size_t max_slice;      /* largest single transfer; SIZE_MAX when unlimited */
+    int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
+} sr_tl_attr_t;
+
+typedef struct sr_tl_ops {
+    const char *name;
+    /* SYMRAIL_ERR_UNSUPPORTED when the transport cannot run here (no device). */
+    symrail_status_t (*init)(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p);
+    void (*fini)(sr_tl_ctx_t *ctx);
+    void (*attr)(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p);
+    /* All regions are registered before addr_pack. */
+    symrail_status_t (*mem_reg)(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+    symrail_status_t (*addr_pack)(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
+    int (*reachable)(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
+    symrail_status_t (*connect)(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                sr_tl_ep_t **ep_p);
+    /* Every PE has connected to every peer (after a barrier): e.g. names of
+     * shared objects can go. */
+    void (*wireup_done)(sr_tl_ctx_t *ctx);
+    void (*disconnect)(sr_tl_ep_t *ep);
+    /* Load/store address of (region, offset) at the peer, or NULL. */
+    void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+
+    symrail_status_t (*put)(sr_tl_ep_t *ep, const void *src, uint32_t region, uint64_t roff,
+                            size_t len, sr_tl_comp_t *comp);
+    symrail_status_t (*get)(sr_tl_ep_t *ep, void *dst, uint32_t region, uint64_t roff,
+                            size_t len, sr_tl_comp_t *comp);
+    /* result_p may be NULL for SET and ADD. */
+    symrail_status_t (*atomic)(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t region, uint64_t roff,
+                               uint64_t operand, uint64_t compare, uint64_t *result_p,
+                               sr_tl_comp_t *comp);
+    symrail_status_t (*notify)(sr_tl_ep_t *ep, uint32_t tag, const void *payload, size_t len);
+
+    /* Drives completions and incoming messages; returns how many it handled. */
+    int (*progress)(sr_tl_ctx_t *ctx);
+    /* SYMRAIL_OK while the peer is alive, SYMRAIL_ERR_PEER_GONE after. */
+    symrail_status_t (*ep_check)(sr_tl_ep_t *ep);
+    /* Sleeping wait: token = wait_prepare(); re-check the condition; then
+     * wait(token) returns when a peer may have changed our memory, or after
+     * timeout_ns; wait_done() always follows wait_prepare(). */
+    uint32_t (*wait_prepare)(sr_tl_ctx_t *ctx);
+    void (*wait)(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns);
+    void (*wait_done)(sr_tl_ctx_t *ctx);
+} sr_tl_ops_t;
+
+/* Fillers for slots a transport does not support. */
+symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, void *dst, uint32_t region,
+                                       uint64_t roff, size_t len, sr_tl_comp_t *comp);
+symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                          size_t len);
+void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+
+/* Every transport compiled in, in default order of preference. */
+extern const sr_tl_ops_t *const sr_tl_all[];
+extern const size_t sr_tl_nall;
+
+#endif

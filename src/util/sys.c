@@ -1,0 +1,113 @@
+#include "config.h"
+#include "sys.h"
+#include "log.h"
+#include "status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
+{
+    struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000ull),
+                           .tv_nsec = (long)(timeout_ns % 1000000000ull) };
+    /* Shared (not PRIVATE) futex: the waker is another process. */
+    syscall(SYS_futex, addr, FUTEX_WAIT, expected, &ts, NULL, 0);
+}
+
+void sr_futex_wake_all(uint32_t *addr)
+{
+    syscall(SYS_futex, addr, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+static symrail_status_t sr_shm_map(const char *name, int fd, size_t size, void **addr_p)
+{
+    void *addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (addr == MAP_FAILED) {
+        int err = errno;
+        sr_error("mmap of shared memory %s (%zu bytes) failed: %s", name, size, strerror(err));
+        return sr_status_from_errno(err);
+    }
+    *addr_p = addr;
+    return SYMRAIL_OK;
+}
+
+symrail_status_t sr_shm_create(const char *name, size_t size, void **addr_p)
+{
+    symrail_status_t st;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        int err = errno;
+        sr_error("shm_open(%s) failed: %s", name, strerror(err));
+        return sr_status_from_errno(err);
+    }
+    if (ftruncate(fd, (off_t)size) != 0) {
+        int err = errno;
+        sr_error("sizing shared memory %s to %zu bytes failed: %s", name, size, strerror(err));
+        st = sr_status_from_errno(err);
+        goto err_unlink;
+    }
+    st = sr_shm_map(name, fd, size, addr_p);
+    if (st != SYMRAIL_OK)
+        goto err_unlink;
+    close(fd);
+    return SYMRAIL_OK;
+
+err_unlink:
+    shm_unlink(name);
+    close(fd);
+    return st;
+}
+
+symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p)
+{
+    struct stat sb;
+    symrail_status_t st;
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        int err = errno;
+        sr_error("attaching shared memory %s failed: %s", name, strerror(err));
+        return err == ENOENT ? SYMRAIL_ERR_PEER_GONE : sr_status_from_errno(err);
+    }
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size != size) {
+        sr_error("shared memory %s has %lld bytes, expected %zu", name, (long long)sb.st_size,
+                 size);
+        close(fd);
+        return SYMRAIL_ERR_TRANSPORT;
+    }
+    st = sr_shm_map(name, fd, size, addr_p);
+    close(fd);
+    return st;
+}
+
+void sr_shm_unlink(const char *name)
+{
+    if (shm_unlink(name) != 0 && errno != ENOENT)
+        sr_warn("shm_unlink(%s) failed: %m", name);
+}
+
+void sr_shm_unmap(void *addr, size_t size)
+{
+    if (addr != NULL)
+        munmap(addr, size);
+}
+
+void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what)
+{
+    snprintf(buf, len, "/symrail-%s-%d-%s", job, rank, what);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+}
+
+int sr_pid_alive(int pid)
+{
+    return kill(pid, 0) == 0 || errno == EPERM;
+}

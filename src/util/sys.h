@@ -1,0 +1,49 @@
+/* Small operating-system helpers shared by every module. */
+#ifndef SR_UTIL_SYS_H
+#define SR_UTIL_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <symrail.h>
+
+#define SR_CACHE_LINE 64
+#define sr_likely(x)   __builtin_expect(!!(x), 1)
+#define sr_unlikely(x) __builtin_expect(!!(x), 0)
+#define SR_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+
+static inline uint64_t sr_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void sr_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Futex on a 32-bit word in memory shared between processes. */
+void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
+void sr_futex_wake_all(uint32_t *addr);
+
+/* Creates (exclusive) and maps a POSIX shared-memory object of `size` bytes.
+ * The pages are backed lazily, on first touch. */
+symrail_status_t sr_shm_create(const char *name, size_t size, void **addr_p);
+/* Maps an existing object read-write; its size must be `size`. */
+symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p);
+void sr_shm_unlink(const char *name);
+void sr_shm_unmap(void *addr, size_t size);
+/* A name for a shared-memory object of this job: /symrail-<job>-<rank>-<what>,
+ * with characters that cannot appear in such a name replaced. */
+void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what);
+
+/* Is process `pid` still there? */
+int sr_pid_alive(int pid);
+
+#endif

@@ -1,0 +1,35 @@
+/* Launcher test: rank 1 dies by SIGSEGV once all ranks are up; the others
+ * would sleep far longer than the test allows. */
+#include <pmix.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+int main(void)
+{
+    pmix_proc_t me;
+    pmix_status_t rc;
+
+    rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "rank_crash: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    printf("rank %u pid %ld\n", me.rank, (long)getpid());
+    fflush(stdout);
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "rank_crash: PMIx_Fence: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    if (me.rank == 1) {
+        /* A core file would only slow the test down. */
+        struct rlimit rl = {0, 0};
+
+        setrlimit(RLIMIT_CORE, &rl);
+        raise(SIGSEGV);
+    }
+    sleep(60);
+    return 0;
+}
