@@ -1076,11 +1076,13 @@ static void sr_symrun_stream_close(sr_symrun_job_t *job, int r,
 {
     if (s->fd < 0)
         return;
-    /* A last line without its newline is still output; with prefixes it
-     * is terminated so that the next rank's prefix starts a line. */
-    if (s->len > 0 || (s->midline && job->args.prefix_output))
-        sr_symrun_emit(job, r, s, s->buf, s->len, NULL, 0,
-                       job->args.prefix_output);
+    /* A last line without its newline is still output. It is terminated
+     * so that another rank's next line does not continue it, except for a
+     * lone unprefixed rank, whose output then passes through unchanged. */
+    bool terminate = job->args.prefix_output || job->args.nranks > 1;
+
+    if (s->len > 0 || (s->midline && terminate))
+        sr_symrun_emit(job, r, s, s->buf, s->len, NULL, 0, terminate);
     s->len = 0;
     s->midline = false;
     close(s->fd);

@@ -166,7 +166,7 @@ void symrail_abort(int code, const char *msg)
 void *symrail_malloc(size_t size)
 {
     SR_API_UP("symrail_malloc", NULL);
-    return sr_heap_malloc(size, 0, "symrail_malloc");
+    return sr_heap_malloc(size, 0, 0, "symrail_malloc");
 }
 
 void *symrail_calloc(size_t count, size_t size)
@@ -176,10 +176,7 @@ void *symrail_calloc(size_t count, size_t size)
         sr_error("symrail_calloc: count %zu x size %zu overflows", count, size);
         return NULL;
     }
-    void *p = sr_heap_malloc(count * size, 0, "symrail_calloc");
-    if (p)
-        memset(p, 0, count * size);
-    return p;
+    return sr_heap_malloc(count * size, 0, 1, "symrail_calloc");
 }
 
 void *symrail_align(size_t alignment, size_t size)
@@ -189,7 +186,7 @@ void *symrail_align(size_t alignment, size_t size)
         sr_error("symrail_align: alignment %zu is not a power of two", alignment);
         return NULL;
     }
-    return sr_heap_malloc(size, alignment, "symrail_align");
+    return sr_heap_malloc(size, alignment, 0, "symrail_align");
 }
 
 void symrail_free(void *ptr)

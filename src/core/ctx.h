@@ -141,7 +141,7 @@ void sr_notify_fini(void);
 /* heap.c */
 symrail_status_t sr_heap_init(void);
 void sr_heap_fini(void);
-void *sr_heap_malloc(size_t size, size_t align, const char *what);
+void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what);
 symrail_status_t sr_heap_release(void *ptr);
 
 #endif

@@ -47,7 +47,7 @@ void sr_heap_fini(void)
     sr_ctx.heap_base = NULL;
 }
 
-void *sr_heap_malloc(size_t size, size_t align, const char *what)
+void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what)
 {
     uint64_t off = 0;
     symrail_status_t st = SYMRAIL_OK;
@@ -57,6 +57,9 @@ void *sr_heap_malloc(size_t size, size_t align, const char *what)
         st = sr_heap_alloc(&sr_ctx.heap, size, align, &off);
         if (st == SYMRAIL_OK) {
             ptr = sr_ctx.heap_base + off;
+            /* Before the barrier: peers may write to it as soon as they leave. */
+            if (zero)
+                memset(ptr, 0, size);
         } else if (st == SYMRAIL_ERR_NOMEM) {
             sr_error("%s(%zu): the symmetric heap is exhausted (%llu of %zu bytes in use, "
                      "largest free block %llu bytes); raise SYMRAIL_HEAP_SIZE", what, size,

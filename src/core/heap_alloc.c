@@ -52,11 +52,14 @@ symrail_status_t sr_heap_alloc(sr_heap_alloc_t *h, uint64_t size, uint64_t align
 {
     if (align == 0)
         align = SR_HEAP_MIN_ALIGN;
-    if ((align & (align - 1)) != 0 || size == 0 || size > h->size)
+    if ((align & (align - 1)) != 0 || size == 0)
         return SYMRAIL_ERR_INVALID;
     if (align < SR_HEAP_MIN_ALIGN)
         align = SR_HEAP_MIN_ALIGN;
-    if (align > h->size)
+    /* A request larger than the whole heap is one that no free range fits: the
+     * caller's remedy is a larger SYMRAIL_HEAP_SIZE, not a different argument.
+     * Rejecting it here also keeps the rounding below from overflowing. */
+    if (size > h->size || align > h->size)
         return SYMRAIL_ERR_NOMEM;
     /* Round sizes so that the next allocation stays aligned to the minimum. */
     size = (size + SR_HEAP_MIN_ALIGN - 1) & ~(uint64_t)(SR_HEAP_MIN_ALIGN - 1);

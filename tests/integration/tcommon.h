@@ -1,0 +1,81 @@
+/* Helpers shared by the integration tests: any failed check ends the whole
+ * job with a message naming the PE, the place and the cause. */
+#ifndef SR_TCOMMON_H
+#define SR_TCOMMON_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <symrail.h>
+
+static inline void t_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+static inline void t_fail(const char *file, int line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "PE %d: FAIL %s:%d: %s\n", symrail_my_pe(), file, line, msg);
+    fflush(stderr);
+    symrail_abort(1, msg);
+    abort();
+}
+
+#define T_CHECK(call)                                                                      \
+    do {                                                                                   \
+        symrail_status_t st_ = (call);                                                     \
+        if (st_ != SYMRAIL_OK)                                                             \
+            t_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call, (int)st_,            \
+                   symrail_strerror(st_));                                                 \
+    } while (0)
+
+#define T_EXPECT(call, want)                                                               \
+    do {                                                                                   \
+        symrail_status_t st_ = (call);                                                     \
+        if (st_ != (want))                                                                 \
+            t_fail(__FILE__, __LINE__, "%s returned %d (%s), expected %s", #call, (int)st_, \
+                   symrail_strerror(st_), #want);                                          \
+    } while (0)
+
+#define T_ASSERT(cond, ...)                                                                \
+    do {                                                                                   \
+        if (!(cond))                                                                       \
+            t_fail(__FILE__, __LINE__, __VA_ARGS__);                                       \
+    } while (0)
+
+/* Deterministic byte of a buffer written by `pe` in round `round`. */
+static inline unsigned char t_byte(int pe, unsigned round, size_t i)
+{
+    uint64_t x = (uint64_t)(pe + 1) * 0x9E3779B97F4A7C15ull + round * 0xBF58476D1CE4E5B9ull + i;
+    x ^= x >> 29;
+    x *= 0x94D049BB133111EBull;
+    return (unsigned char)(x >> 32);
+}
+
+static inline void t_fill(unsigned char *buf, size_t n, int pe, unsigned round)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = t_byte(pe, round, i);
+}
+
+/* Index of the first byte that differs from the pattern, or SIZE_MAX. */
+static inline size_t t_verify(const unsigned char *buf, size_t n, int pe, unsigned round)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != t_byte(pe, round, i))
+            return i;
+    return SIZE_MAX;
+}
+
+static inline void t_pass(const char *name)
+{
+    T_CHECK(symrail_barrier_all());
+    if (symrail_my_pe() == 0)
+        printf("ok: %s (%d PEs)\n", name, symrail_n_pes());
+}
+
+#endif
