@@ -1,0 +1,84 @@
+#!/bin/sh
+# One entry point for a fresh Debian 12 machine (run as root or with sudo):
+#   scripts/dev.sh demo    install what is missing, build, run the ring demo on 4 PEs
+#   scripts/dev.sh check   install what is missing, build, run every test
+#   scripts/dev.sh deps    only install the Debian packages
+# BUILD_DIR (default: build) holds the out-of-tree build.
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+BUILD_DIR=${BUILD_DIR:-$top/build}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libibverbs-dev
+rdma-core ibverbs-providers libhwloc-dev libnuma-dev libcmocka-dev openmpi-bin procps"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+deps() {
+    missing=
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+            missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        echo "installing:$missing"
+        as_root apt-get update -qq
+        # shellcheck disable=SC2086
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+    fi
+}
+
+build() {
+    [ -x configure ] && [ configure -nt configure.ac ] || ./autogen.sh
+    mkdir -p "$BUILD_DIR"
+    cd "$BUILD_DIR"
+    [ -f Makefile ] || "$top/configure" --enable-silent-rules
+    make -j"$JOBS"
+}
+
+# Counts the checks in every test log: the PASS:/FAIL: lines of the driver
+# scripts and cmocka's per-test lines; a test that died without saying
+# counts as one failure.
+summarize() {
+    pass=0 fail=0 skip=0
+    for trs in $(find "$BUILD_DIR/tests" -name '*.trs' | sort); do
+        log=${trs%.trs}.log
+        res=$(sed -n 's/^:test-result: //p' "$trs")
+        p=$(grep -Ec '^(PASS: |\[       OK \])' "$log" || true)
+        f=$(grep -Ec '^(FAIL: |\[  FAILED  \] [^0-9])' "$log" || true)
+        case $res in
+            SKIP) skip=$((skip + 1)); echo "SKIP: ${log#"$BUILD_DIR"/}: $(grep -m1 -i skip "$log" || true)" ;;
+            PASS) pass=$((pass + p)); fail=$((fail + f)); [ "$p" -gt 0 ] || pass=$((pass + 1)) ;;
+            *)    pass=$((pass + p)); [ "$f" -gt 0 ] || f=1; fail=$((fail + f))
+                  echo "FAILED: ${log#"$BUILD_DIR"/}" ;;
+        esac
+    done
+    echo "$pass passed, $fail failed, $skip skipped"
+    [ "$fail" -eq 0 ]
+}
+
+case ${1:-} in
+    deps)
+        deps ;;
+    demo)
+        deps
+        build
+        ./symrun -n 4 ./examples/ring ;;
+    check)
+        deps
+        build
+        rc=0
+        make -j"$JOBS" check || rc=$?
+        if [ "$rc" -ne 0 ]; then
+            for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
+                echo "==== $log"; tail -n 60 "$log"
+            done
+        fi
+        summarize ;;
+    *)
+        echo "usage: $0 demo|check|deps" >&2
+        exit 2 ;;
+esac

@@ -1,0 +1,51 @@
+# Shared by the integration drivers: run one case, check its exit status and
+# output, and count results.  Each case prints "PASS: name" or "FAIL: name: why".
+: "${top_builddir:?top_builddir must be set (run through make check)}"
+SYMRUN=${SYMRUN:-$top_builddir/symrun}
+T=$top_builddir/tests/integration
+npass=0
+nfail=0
+outdir=$(mktemp -d "${TMPDIR:-/tmp}/symrail-test.XXXXXX")
+trap 'rm -rf "$outdir"' EXIT
+
+# Shared-memory objects of the job that symrun (pid $1) ran: symrun names
+# its jobs symrun-<pid>, and `env VAR=x symrun` keeps the pid.
+shm_left() {
+    ls /dev/shm 2>/dev/null | grep -c "^symrail-symrun-$1-" || true
+}
+
+# run_case NAME WANT_RC GREP_PATTERN_OR_EMPTY CMD...
+run_case() {
+    name=$1 want=$2 pattern=$3
+    shift 3
+    "$@" >"$outdir/out" 2>&1 &
+    pid=$!
+    wait $pid
+    rc=$?
+    left=$(shm_left $pid)
+    why=
+    if [ "$want" = nonzero ]; then
+        [ "$rc" -ne 0 ] || why="exit status 0, expected failure"
+    elif [ "$rc" -ne "$want" ]; then
+        why="exit status $rc, expected $want"
+    fi
+    if [ -z "$why" ] && [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$outdir/out"; then
+        why="output lacks /$pattern/"
+    fi
+    if [ -z "$why" ] && [ "$left" -gt 0 ]; then
+        why="left $left shared-memory objects in /dev/shm"
+    fi
+    if [ -z "$why" ]; then
+        echo "PASS: $name"
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $name: $why"
+        sed 's/^/    | /' "$outdir/out" | tail -n 30
+        nfail=$((nfail + 1))
+    fi
+}
+
+finish() {
+    echo "$npass passed, $nfail failed"
+    [ "$nfail" -eq 0 ]
+}
