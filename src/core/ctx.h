@@ -15,6 +15,9 @@
 #define SR_HEAP_REGION    0
 /* Start of the heap kept for the library's own symmetric words. */
 #define SR_HEAP_RESERVED  4096
+/* Upper bound of the heap base's alignment: symrail_align() can honour any
+ * power of two up to it (or up to the heap size, when that is smaller). */
+#define SR_HEAP_MAX_BASE_ALIGN (1ull << 30)
 #define SR_BARRIER_ROUNDS 64
 
 typedef enum { SR_STATE_NONE = 0, SR_STATE_UP, SR_STATE_DOWN } sr_state_t;
@@ -68,6 +71,7 @@ typedef struct {
 
     char              *heap_base;
     size_t             heap_size;
+    size_t             heap_align;  /* the base address is a multiple of this */
     char               heap_name[256];
     int                heap_named;
     sr_heap_alloc_t    heap;

@@ -19,11 +19,15 @@ symrail_status_t sr_heap_init(void)
     }
     size = SR_ALIGN_UP(size, page);
     sr_shm_name(sr_ctx.heap_name, sizeof(sr_ctx.heap_name), bi->job, bi->rank, "heap");
-    st = sr_shm_create(sr_ctx.heap_name, size, (void **)&sr_ctx.heap_base);
+    size_t align = SR_HEAP_MAX_BASE_ALIGN;
+    while (align > size)
+        align >>= 1;
+    st = sr_shm_create(sr_ctx.heap_name, size, align, (void **)&sr_ctx.heap_base);
     if (st != SYMRAIL_OK)
         return st;
     sr_ctx.heap_named = 1;
     sr_ctx.heap_size = size;
+    sr_ctx.heap_align = align;
     st = sr_heap_alloc_init(&sr_ctx.heap, SR_HEAP_RESERVED, size - SR_HEAP_RESERVED);
     if (st != SYMRAIL_OK)
         goto err_unmap;
@@ -53,6 +57,11 @@ void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what)
     symrail_status_t st = SYMRAIL_OK;
     void *ptr = NULL;
 
+    if (align > sr_ctx.heap_align) {
+        sr_error("%s: alignment %zu is larger than the heap base's alignment %zu", what, align,
+                 sr_ctx.heap_align);
+        return NULL;  /* the same answer on every PE: no barrier needed */
+    }
     if (size != 0) {
         st = sr_heap_alloc(&sr_ctx.heap, size, align, &off);
         if (st == SYMRAIL_OK) {

@@ -27,19 +27,47 @@ void sr_futex_wake_all(uint32_t *addr)
     syscall(SYS_futex, addr, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-static symrail_status_t sr_shm_map(const char *name, int fd, size_t size, void **addr_p)
+static symrail_status_t sr_shm_map(const char *name, int fd, size_t size, size_t align,
+                                   void **addr_p)
 {
-    void *addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    int flags = MAP_SHARED | MAP_NORESERVE;
+    char *hint = NULL, *resv = NULL;
+    size_t resv_len = 0;
+
+    if (align > (size_t)sysconf(_SC_PAGESIZE)) {
+        /* mmap only promises page alignment: reserve room to slide into. */
+        resv_len = size + align;
+        resv = mmap(NULL, resv_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (resv == MAP_FAILED) {
+            int err = errno;
+            sr_error("reserving %zu bytes of address space for %s failed: %s", resv_len, name,
+                     strerror(err));
+            return sr_status_from_errno(err);
+        }
+        hint = (char *)(((uintptr_t)resv + align - 1) & ~(uintptr_t)(align - 1));
+        flags |= MAP_FIXED;
+    }
+    void *addr = mmap(hint, size, PROT_READ | PROT_WRITE, flags, fd, 0);
     if (addr == MAP_FAILED) {
         int err = errno;
         sr_error("mmap of shared memory %s (%zu bytes) failed: %s", name, size, strerror(err));
+        if (resv)
+            munmap(resv, resv_len);
         return sr_status_from_errno(err);
+    }
+    if (resv) {
+        /* Give back the reservation on both sides of the mapping. */
+        if (hint > resv)
+            munmap(resv, (size_t)(hint - resv));
+        size_t tail = (size_t)(resv + resv_len - (hint + size));
+        if (tail)
+            munmap(hint + size, tail);
     }
     *addr_p = addr;
     return SYMRAIL_OK;
 }
 
-symrail_status_t sr_shm_create(const char *name, size_t size, void **addr_p)
+symrail_status_t sr_shm_create(const char *name, size_t size, size_t align, void **addr_p)
 {
     symrail_status_t st;
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -54,7 +82,7 @@ symrail_status_t sr_shm_create(const char *name, size_t size, void **addr_p)
         st = sr_status_from_errno(err);
         goto err_unlink;
     }
-    st = sr_shm_map(name, fd, size, addr_p);
+    st = sr_shm_map(name, fd, size, align, addr_p);
     if (st != SYMRAIL_OK)
         goto err_unlink;
     close(fd);
@@ -82,7 +110,7 @@ symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p)
         close(fd);
         return SYMRAIL_ERR_TRANSPORT;
     }
-    st = sr_shm_map(name, fd, size, addr_p);
+    st = sr_shm_map(name, fd, size, 0, addr_p);
     close(fd);
     return st;
 }

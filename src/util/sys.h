@@ -32,9 +32,10 @@ static inline void sr_cpu_relax(void)
 void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
 void sr_futex_wake_all(uint32_t *addr);
 
-/* Creates (exclusive) and maps a POSIX shared-memory object of `size` bytes.
- * The pages are backed lazily, on first touch. */
-symrail_status_t sr_shm_create(const char *name, size_t size, void **addr_p);
+/* Creates (exclusive) and maps a POSIX shared-memory object of `size` bytes
+ * at an address aligned to `align` (a power of two, at least a page).  The
+ * pages are backed lazily, on first touch. */
+symrail_status_t sr_shm_create(const char *name, size_t size, size_t align, void **addr_p);
 /* Maps an existing object read-write; its size must be `size`. */
 symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p);
 void sr_shm_unlink(const char *name);

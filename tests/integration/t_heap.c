@@ -58,6 +58,14 @@ int main(void)
         symrail_free(live[k]);
     t_pass("alloc/free churn stays symmetric");
 
+    /* Large alignments hold for the address, not only the heap offset. */
+    for (size_t align = (size_t)1 << 16; align <= ((size_t)1 << 26); align <<= 5) {
+        void *p = symrail_align(align, 100);
+        T_ASSERT(p != NULL && ((uintptr_t)p & (align - 1)) == 0, "symrail_align(%zu) gave %p",
+                 align, p);
+        symrail_free(p);
+    }
+
     /* calloc zeroes memory that was dirty before. */
     unsigned char *d = symrail_malloc(8192);
     memset(d, 0xFF, 8192);

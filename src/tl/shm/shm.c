@@ -22,6 +22,7 @@
 typedef struct {
     _Alignas(SR_CACHE_LINE) uint32_t seq;      /* bumped to wake sleepers */
     _Alignas(SR_CACHE_LINE) uint32_t waiters;  /* how many sleep on seq */
+    uint32_t wake_pending;                     /* a wake-up is on its way */
     _Alignas(SR_CACHE_LINE) uint64_t magic;
     int32_t  pid;
     uint32_t n_pes;
@@ -89,11 +90,14 @@ static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
     return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
 }
 
-/* A peer may sleep on its doorbell: wake it after our stores are visible. */
+/* A peer may sleep on its doorbell: wake it after our stores are visible.
+ * Only the first writer after the sleeper armed pays for the system call; the
+ * sleeper re-checks its condition after re-arming, so later writes are seen. */
 static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0)) {
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0) &&
+        __atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
         __atomic_fetch_add(&hdr->seq, 1, __ATOMIC_RELEASE);
         sr_futex_wake_all(&hdr->seq);
     }
@@ -124,7 +128,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
             ctx->senders[ctx->nsenders++] = pe;
 
     sr_shm_name(ctx->ctl_name, sizeof(ctx->ctl_name), params->job, params->my_pe, "ctl");
-    st = sr_shm_create(ctx->ctl_name, ctx->ctl_len, (void **)&ctx->hdr);
+    st = sr_shm_create(ctx->ctl_name, ctx->ctl_len, 0, (void **)&ctx->hdr);
     if (st != SYMRAIL_OK)
         goto err_senders;
     ctx->ctl_named = 1;
@@ -377,6 +381,8 @@ static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
 {
     __atomic_fetch_add(&ctx->hdr->waiters, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&ctx->hdr->wake_pending, 0, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return __atomic_load_n(&ctx->hdr->seq, __ATOMIC_SEQ_CST);
 }
 
