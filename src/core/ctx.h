@@ -8,6 +8,7 @@
 
 #include "boot/boot.h"
 #include "core/heap_alloc.h"
+#include "core/lanes.h"
 #include "tl/tl.h"
 #include "util/env.h"
 
@@ -35,11 +36,31 @@ typedef struct {
     sr_tl_attr_t       attr;
 } sr_tl_slot_t;
 
+/* One slice of a transfer: posted to one lane, retried on another on failure. */
+typedef struct sr_slice {
+    sr_tl_comp_t     comp;      /* first: the transport hands it back */
+    struct sr_slice *next;      /* free list or retry queue */
+    sr_req_t        *req;
+    char            *local;
+    uint64_t         roff;
+    size_t           len;
+    int32_t          pe;
+    int16_t          lane;
+    uint8_t          is_put;
+    uint8_t          tries;
+} sr_slice_t;
+
+typedef struct sr_slice_chunk {
+    struct sr_slice_chunk *next;
+    sr_slice_t             slices[];
+} sr_slice_chunk_t;
+
 typedef struct {
     const sr_tl_ops_t *ops;
     sr_tl_ep_t        *ep;
     size_t             slice;    /* bytes per slice for this peer */
     char              *base;     /* load/store view of the peer's heap, or NULL */
+    sr_lanes_t         lanes;
 } sr_peer_t;
 
 /* The words at the start of every heap. */
@@ -49,7 +70,7 @@ typedef struct {
 
 typedef struct {
     uint64_t puts, gets, put_bytes, get_bytes, atomics, signals, notifies_sent,
-             notifies_recv, quiets, barriers, waits_slept, backpressure_stalls;
+             notifies_recv, quiets, barriers, waits_slept, backpressure_stalls, retries;
 } sr_stats_t;
 
 typedef struct {
@@ -78,6 +99,9 @@ typedef struct {
     uint64_t           barrier_epoch;
 
     sr_req_t           nbi;       /* every non-blocking operation not yet quieted */
+    sr_slice_t        *slice_free;
+    sr_slice_chunk_t  *slice_chunks;
+    sr_slice_t        *retry_head, *retry_tail;
     sr_notify_queue_t  notifyq;
     sr_stats_t         stats;
 } sr_ctx_t;
@@ -118,6 +142,9 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p);
 symrail_status_t sr_quiet(void);
+void sr_rma_progress_retries(void);
+void sr_peer_lanes_refresh(int pe);
+void sr_slices_fini(void);
 
 /* sync.c */
 symrail_status_t sr_barrier(void);

@@ -156,6 +156,7 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             if (slot->attr.max_slice == SIZE_MAX)
                 peer->slice = SIZE_MAX;  /* copies need no slicing */
             peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
+            sr_peer_lanes_refresh(pe);
             sr_debug("PE %d reached over %s", pe, slot->ops->name);
             return SYMRAIL_OK;
         }
@@ -222,6 +223,7 @@ static void sr_teardown(void)
     if (sr_ctx.heap_base)
         sr_heap_fini();
     sr_notify_fini();
+    sr_slices_fini();
 }
 
 symrail_status_t sr_core_init(void)
@@ -283,13 +285,14 @@ static void sr_stats_print(void)
     fprintf(stderr,
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
-            "stalls %llu\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
+            "stalls %llu retries %llu\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
             (unsigned long long)s->puts, (unsigned long long)s->put_bytes,
             (unsigned long long)s->gets, (unsigned long long)s->get_bytes,
             (unsigned long long)s->atomics, (unsigned long long)s->signals,
             (unsigned long long)s->notifies_sent, (unsigned long long)s->notifies_recv,
             (unsigned long long)s->quiets, (unsigned long long)s->barriers,
-            (unsigned long long)s->waits_slept, (unsigned long long)s->backpressure_stalls);
+            (unsigned long long)s->waits_slept, (unsigned long long)s->backpressure_stalls,
+            (unsigned long long)s->retries);
 }
 
 symrail_status_t sr_core_finalize(void)

@@ -15,6 +15,8 @@ int sr_progress(void)
     int n = 0;
     for (int i = 0; i < sr_ctx.ntls; i++)
         n += sr_ctx.tls[i].ops->progress(sr_ctx.tls[i].tl);
+    if (sr_unlikely(sr_ctx.retry_head != NULL))
+        sr_rma_progress_retries();
     return n;
 }
 

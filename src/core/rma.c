@@ -1,41 +1,186 @@
+/*
+ * Put and get: a transfer is cut into slices, each slice goes to one lane of
+ * the peer's endpoint, and its request completes when every slice has.  A
+ * slice whose lane fails is posted again on another lane, up to
+ * SYMRAIL_RETRY_COUNT times; a transport with no room (SYMRAIL_ERR_AGAIN)
+ * gets progress until it has room again.
+ */
 #include "config.h"
 #include "core/ctx.h"
+#include "core/lanes.h"
 #include "core/slice.h"
 #include "util/log.h"
 #include "util/sys.h"
 
-typedef struct {
-    int               is_put;
-    sr_peer_t        *peer;
-    char             *local;
-    uint64_t          roff;
-    size_t            len;
-    sr_req_t         *req;
-    symrail_status_t  st;
-} sr_post_t;
+#include <stdlib.h>
 
-static inline symrail_status_t sr_post_one(sr_post_t *p)
+#define SR_SLICE_CHUNK 256
+
+static sr_slice_t *sr_slice_alloc(void)
 {
-    const sr_tl_ops_t *ops = p->peer->ops;
-    return p->is_put ? ops->put(p->peer->ep, p->local, SR_HEAP_REGION, p->roff, p->len,
-                                &p->req->comp)
-                     : ops->get(p->peer->ep, p->local, SR_HEAP_REGION, p->roff, p->len,
-                                &p->req->comp);
+    sr_slice_t *s = sr_ctx.slice_free;
+    if (sr_likely(s != NULL)) {
+        sr_ctx.slice_free = s->next;
+        return s;
+    }
+    /* Chunks stay until finalize: the pool only grows to the peak in flight. */
+    sr_slice_chunk_t *c = malloc(sizeof(*c) + SR_SLICE_CHUNK * sizeof(sr_slice_t));
+    if (c == NULL)
+        return NULL;
+    c->next = sr_ctx.slice_chunks;
+    sr_ctx.slice_chunks = c;
+    for (int i = 1; i < SR_SLICE_CHUNK; i++) {
+        c->slices[i].next = sr_ctx.slice_free;
+        sr_ctx.slice_free = &c->slices[i];
+    }
+    return &c->slices[0];
 }
 
-/* Retries a slice the transport had no room for; the wait loop progresses. */
+static inline void sr_slice_release(sr_slice_t *s)
+{
+    s->next = sr_ctx.slice_free;
+    sr_ctx.slice_free = s;
+}
+
+void sr_slices_fini(void)
+{
+    while (sr_ctx.slice_chunks) {
+        sr_slice_chunk_t *c = sr_ctx.slice_chunks;
+        sr_ctx.slice_chunks = c->next;
+        free(c);
+    }
+    sr_ctx.slice_free = NULL;
+    sr_ctx.retry_head = NULL;
+}
+
+void sr_peer_lanes_refresh(int pe)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    uint32_t w[SR_TL_MAX_LANES];
+    int n = peer->ops->ep_lanes(peer->ep, w, SR_TL_MAX_LANES);
+    sr_lanes_set(&peer->lanes, w, n < 1 ? 1 : n);
+}
+
+static inline symrail_status_t sr_slice_post(sr_slice_t *s)
+{
+    sr_peer_t *peer = &sr_ctx.peers[s->pe];
+    const sr_tl_ops_t *ops = peer->ops;
+    if (sr_unlikely(s->lane < 0))
+        return SYMRAIL_ERR_TRANSPORT;
+    return s->is_put ? ops->put(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
+                                &s->comp)
+                     : ops->get(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
+                                &s->comp);
+}
+
+static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
+{
+    sr_req_t *req = s->req;
+    if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
+        req->status = status;
+    req->remaining--;
+    sr_slice_release(s);
+}
+
+/* A slice failed on its lane: try another one, or give up. */
+static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
+{
+    sr_peer_t *peer = &sr_ctx.peers[s->pe];
+    int failed_lane = s->lane;
+    sr_ctx.stats.retries++;
+    if (s->tries++ < sr_ctx.env.retry_count) {
+        sr_peer_lanes_refresh(s->pe);
+        s->lane = sr_lanes_pick(&peer->lanes, failed_lane);
+        if (s->lane >= 0) {
+            sr_debug("%s slice of %zu bytes to PE %d failed on lane %d (%s); retry %u on lane %d",
+                     s->is_put ? "put" : "get", s->len, s->pe, failed_lane,
+                     symrail_strerror(status), s->tries, s->lane);
+            s->next = NULL;
+            if (sr_ctx.retry_tail)
+                sr_ctx.retry_tail->next = s;
+            else
+                sr_ctx.retry_head = s;
+            sr_ctx.retry_tail = s;
+            return;
+        }
+    }
+    sr_error("%s of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
+             s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
+             symrail_strerror(status));
+    sr_slice_finish(s, status);
+}
+
+static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    sr_slice_t *s = (sr_slice_t *)(void *)comp;
+    if (sr_likely(status == SYMRAIL_OK))
+        sr_slice_finish(s, SYMRAIL_OK);
+    else
+        sr_slice_failed(s, status);
+}
+
+/* Handles the outcome of posting slice `s`; returns 0 when it must be posted
+ * again later (no room). */
+static int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
+{
+    if (sr_likely(st == SYMRAIL_OK)) {
+        sr_slice_finish(s, SYMRAIL_OK);
+    } else if (st == SR_TL_INPROGRESS) {
+        /* the transport calls sr_slice_done */
+    } else if (st == SYMRAIL_ERR_AGAIN) {
+        return 0;
+    } else {
+        sr_slice_failed(s, st);
+    }
+    return 1;
+}
+
+void sr_rma_progress_retries(void)
+{
+    sr_slice_t *s = sr_ctx.retry_head, *keep = NULL, *keep_tail = NULL;
+    sr_ctx.retry_head = sr_ctx.retry_tail = NULL;
+    while (s) {
+        sr_slice_t *next = s->next;
+        if (!sr_slice_posted(s, sr_slice_post(s))) {
+            s->next = NULL;
+            if (keep_tail)
+                keep_tail->next = s;
+            else
+                keep = s;
+            keep_tail = s;
+        }
+        s = next;
+    }
+    /* Slices that failed again while we were here were queued anew. */
+    if (keep) {
+        keep_tail->next = sr_ctx.retry_head;
+        if (!sr_ctx.retry_head)
+            sr_ctx.retry_tail = keep_tail;
+        sr_ctx.retry_head = keep;
+    }
+}
+
+typedef struct {
+    sr_slice_t *s;
+    int         done;
+} sr_post_retry_t;
+
 static int sr_post_retry(void *arg)
 {
-    sr_post_t *p = arg;
-    p->st = sr_post_one(p);
-    return p->st != SYMRAIL_ERR_AGAIN;
+    sr_post_retry_t *p = arg;
+    sr_peer_t *peer = &sr_ctx.peers[p->s->pe];
+    /* Another lane may have room where this one has none. */
+    if (peer->lanes.n > 1)
+        p->s->lane = sr_lanes_pick(&peer->lanes, -1);
+    p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
+    return p->done;
 }
 
 symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
 {
     sr_peer_t *peer = &sr_ctx.peers[pe];
     sr_req_t breq, *req = blocking ? &breq : &sr_ctx.nbi;
-    sr_slicer_t s;
+    sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
 
     if (blocking)
@@ -47,27 +192,33 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
         sr_ctx.stats.gets++;
         sr_ctx.stats.get_bytes += len;
     }
-    sr_slicer_init(&s, len, peer->slice);
-    for (size_t i = 0; i < s.count; i++) {
+    sr_slicer_init(&sl, len, peer->slice);
+    for (size_t i = 0; i < sl.count; i++) {
         size_t off, n;
-        sr_slicer_get(&s, i, &off, &n);
-        sr_post_t p = { is_put, peer, (char *)local + off, roff + off, n, req, SYMRAIL_OK };
-        st = sr_post_one(&p);
-        if (sr_unlikely(st == SYMRAIL_ERR_AGAIN)) {
-            sr_ctx.stats.backpressure_stalls++;
-            st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout,
-                         is_put ? "put" : "get");
-            if (st == SYMRAIL_OK)
-                st = p.st;
-        }
-        if (st == SR_TL_INPROGRESS) {
-            req->remaining++;
-            st = SYMRAIL_OK;
-        }
-        if (st != SYMRAIL_OK) {
-            sr_error("%s of %zu bytes to PE %d failed at slice %zu: %s", is_put ? "put" : "get",
-                     len, pe, i, symrail_strerror(st));
+        sr_slice_t *s = sr_slice_alloc();
+        if (sr_unlikely(s == NULL)) {
+            st = SYMRAIL_ERR_NOMEM;
             break;
+        }
+        sr_slicer_get(&sl, i, &off, &n);
+        s->comp.cb = sr_slice_done;
+        s->req = req;
+        s->local = (char *)local + off;
+        s->roff = roff + off;
+        s->len = n;
+        s->pe = pe;
+        s->is_put = (uint8_t)is_put;
+        s->tries = 0;
+        s->lane = sr_lanes_pick(&peer->lanes, -1);
+        req->remaining++;
+        if (sr_unlikely(!sr_slice_posted(s, sr_slice_post(s)))) {
+            sr_post_retry_t p = { s, 0 };
+            sr_ctx.stats.backpressure_stalls++;
+            st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, is_put ? "put" : "get");
+            if (st != SYMRAIL_OK) {
+                sr_slice_finish(s, st);
+                break;
+            }
         }
     }
     if (blocking) {
@@ -86,8 +237,12 @@ symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_
     sr_req_t req;
     sr_req_init(&req);
     sr_ctx.stats.atomics++;
-    symrail_status_t st = peer->ops->atomic(peer->ep, op, SR_HEAP_REGION, roff, operand, compare,
-                                            result_p, &req.comp);
+    /* Not retried on another lane: an atomic that failed may still have
+     * been applied, and applying it twice would be wrong. */
+    int lane = sr_lanes_pick(&peer->lanes, -1);
+    symrail_status_t st = lane < 0 ? SYMRAIL_ERR_TRANSPORT
+                                   : peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, roff,
+                                                       operand, compare, result_p, &req.comp);
     if (st == SR_TL_INPROGRESS) {
         req.remaining++;
         st = sr_req_wait(&req, "atomic");

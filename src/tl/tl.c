@@ -8,11 +8,18 @@ const sr_tl_ops_t *const sr_tl_all[] = {
 };
 const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);
 
-symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, void *dst, uint32_t region,
+symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
                                        uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
-    (void)ep, (void)dst, (void)region, (void)roff, (void)len, (void)comp;
+    (void)ep, (void)lane, (void)dst, (void)region, (void)roff, (void)len, (void)comp;
     return SYMRAIL_ERR_UNSUPPORTED;
+}
+
+int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
+{
+    (void)ep, (void)max;
+    weights_p[0] = 1;
+    return 1;
 }
 
 symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,

@@ -6,6 +6,10 @@
  * core headers.  The core gives it memory regions (by small integer id), an
  * opaque address blob of every peer, and work items that are one slice each.
  *
+ * An endpoint has one or more lanes (for RDMA: a QP on one rail; for TCP: a
+ * connection).  The core sprays the slices of a transfer over the lanes by
+ * their weights and retries a failed slice on another lane.
+ *
  * Every op returns SYMRAIL_OK when the work is already complete (comp is not
  * touched), SR_TL_INPROGRESS when comp->cb will be called exactly once from
  * the transport's progress, SYMRAIL_ERR_AGAIN when the transport has no room
@@ -62,6 +66,8 @@ typedef struct {
     const char *shm_name;  /* name of the shared-memory object backing it */
 } sr_tl_mem_t;
 
+#define SR_TL_MAX_LANES 32
+
 typedef struct {
     size_t max_slice;      /* largest single transfer; SIZE_MAX when unlimited */
     int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
@@ -86,14 +92,18 @@ typedef struct sr_tl_ops {
     /* Load/store address of (region, offset) at the peer, or NULL. */
     void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 
-    symrail_status_t (*put)(sr_tl_ep_t *ep, const void *src, uint32_t region, uint64_t roff,
-                            size_t len, sr_tl_comp_t *comp);
-    symrail_status_t (*get)(sr_tl_ep_t *ep, void *dst, uint32_t region, uint64_t roff,
+    /* Fills the relative bandwidth of each lane (0: the lane is down) and
+     * returns how many lanes the endpoint has (1 .. max). */
+    int (*ep_lanes)(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
+
+    symrail_status_t (*put)(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
+                            uint64_t roff, size_t len, sr_tl_comp_t *comp);
+    symrail_status_t (*get)(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region, uint64_t roff,
                             size_t len, sr_tl_comp_t *comp);
     /* result_p may be NULL for SET and ADD. */
-    symrail_status_t (*atomic)(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t region, uint64_t roff,
-                               uint64_t operand, uint64_t compare, uint64_t *result_p,
-                               sr_tl_comp_t *comp);
+    symrail_status_t (*atomic)(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, uint32_t region,
+                               uint64_t roff, uint64_t operand, uint64_t compare,
+                               uint64_t *result_p, sr_tl_comp_t *comp);
     symrail_status_t (*notify)(sr_tl_ep_t *ep, uint32_t tag, const void *payload, size_t len);
 
     /* Drives completions and incoming messages; returns how many it handled. */
@@ -109,8 +119,9 @@ typedef struct sr_tl_ops {
 } sr_tl_ops_t;
 
 /* Fillers for slots a transport does not support. */
-symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, void *dst, uint32_t region,
+symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
                                        uint64_t roff, size_t len, sr_tl_comp_t *comp);
+int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                           size_t len);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);

@@ -17,6 +17,8 @@ SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64",
        "Notification messages one sender may have in flight to one receiver")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K",
        "Network transfers are cut into slices of this size and spread over rails")
+SR_ENV(retry_count,   SYMRAIL_RETRY_COUNT,   UINT,   "3",
+       "A slice that fails on one lane (QP, connection) is retried on another this many times")
 SR_ENV(stats,         SYMRAIL_STATS,         BOOL,   "0",
        "Print per-PE transfer counters at finalize")
 SR_ENV(job_secret,    SYMRAIL_JOB_SECRET,    STRING, "",

@@ -1,6 +1,17 @@
 /* put_signal: a PE that sees the signal sees the whole payload, under stress. */
 #include "tcommon.h"
 
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 #define ROUNDS 2000
 #define SLOTS  4
 
@@ -73,6 +84,22 @@ int main(void)
         T_ASSERT(v == 100, "value_p %llu", (unsigned long long)v);
     }
     t_pass("signal comparisons");
+
+    /* A long wait sleeps instead of burning a core: PE 0 signals after 600 ms
+     * of wall time; the waiter may use a fraction of that in CPU time. */
+    uint64_t *late = symrail_calloc(1, sizeof(uint64_t));
+    uint64_t one = 1;
+    if (me == 0) {
+        usleep(600 * 1000);
+        T_CHECK(symrail_put_signal(gather, &one, sizeof(one), late, 1, SYMRAIL_SIGNAL_SET, 1));
+    } else if (me == 1) {
+        double c0 = cpu_seconds();
+        T_CHECK(symrail_signal_wait_until(late, SYMRAIL_CMP_EQ, 1, NULL));
+        double used = cpu_seconds() - c0;
+        T_ASSERT(used < 0.3, "waiting 600 ms used %.3f s of CPU: the wait does not sleep", used);
+    }
+    symrail_free(late);
+    t_pass("a long wait sleeps");
 
     symrail_free(gather);
     symrail_free(sum);

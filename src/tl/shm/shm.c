@@ -278,30 +278,30 @@ static void *sr_shm_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
     return region < SR_SHM_MAX_REGIONS && ep->base[region] ? ep->base[region] + offset : NULL;
 }
 
-static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, const void *src, uint32_t region,
+static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
-    (void)comp;
+    (void)lane, (void)comp;
     memcpy(ep->base[region] + roff, src, len);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
 }
 
-static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, void *dst, uint32_t region, uint64_t roff,
-                                   size_t len, sr_tl_comp_t *comp)
+static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
+                                   uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
-    (void)comp;
+    (void)lane, (void)comp;
     memcpy(dst, ep->base[region] + roff, len);
     return SYMRAIL_OK;
 }
 
-static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t region,
+static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, uint32_t region,
                                       uint64_t roff, uint64_t operand, uint64_t compare,
                                       uint64_t *result_p, sr_tl_comp_t *comp)
 {
     uint64_t *t = (uint64_t *)(void *)(ep->base[region] + roff);
     uint64_t old;
-    (void)comp;
+    (void)lane, (void)comp;
     switch (op) {
     case SR_TL_AMO_FETCH:
         old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
@@ -408,6 +408,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .wireup_done  = sr_shm_wireup_done,
     .disconnect   = sr_shm_disconnect,
     .ptr          = sr_shm_ptr,
+    .ep_lanes     = sr_tl_one_lane,
     .put          = sr_shm_put,
     .get          = sr_shm_get,
     .atomic       = sr_shm_atomic,
