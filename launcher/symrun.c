@@ -16,6 +16,7 @@
 
 #include "symrun_args.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -52,6 +54,8 @@
  * be descendants that left the rank's process group; do not wait on them
  * for long. */
 #define SR_SYMRUN_DRAIN_MS 500L
+/* How long to wait for killed stray descendants to be reapable. */
+#define SR_SYMRUN_STRAY_MS 2000L
 /* A line longer than this is forwarded in pieces, so one chatty rank cannot
  * make the launcher buffer without bound. */
 #define SR_SYMRUN_LINE_MAX (64 * 1024)
@@ -941,20 +945,87 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
     }
 }
 
+/* As a subreaper we also collect descendants orphaned by their rank, so
+ * anything that is not a rank is simply reaped. */
 static void sr_symrun_reap(sr_symrun_job_t *job)
 {
-    for (int r = 0; r < job->nspawned; r++) {
-        sr_symrun_rank_t *rank = &job->ranks[r];
+    for (;;) {
         int status;
-        pid_t p;
+        pid_t p = waitpid(-1, &status, WNOHANG);
 
-        if (!rank->running)
+        if (p < 0 && errno == EINTR)
             continue;
-        do {
-            p = waitpid(rank->pid, &status, WNOHANG);
-        } while (p < 0 && errno == EINTR);
-        if (p == rank->pid)
-            sr_symrun_rank_exited(job, r, status);
+        if (p <= 0)
+            return;
+        for (int r = 0; r < job->nspawned; r++) {
+            if (job->ranks[r].running && job->ranks[r].pid == p) {
+                sr_symrun_rank_exited(job, r, status);
+                break;
+            }
+        }
+    }
+}
+
+/* SIGKILLs our remaining children; returns how many were found. Without
+ * /proc nothing is found and the caller's time limit applies. */
+static int sr_symrun_kill_children(void)
+{
+    pid_t self = getpid();
+    struct dirent *de;
+    int found = 0;
+    DIR *d = opendir("/proc");
+
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        char path[300], buf[512], *close_paren;
+        long ppid;
+        ssize_t n;
+        int fd;
+
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* The command name may hold spaces and parentheses; the fields
+         * after the last ')' are fixed: state, then ppid. */
+        close_paren = strrchr(buf, ')');
+        if (close_paren == NULL ||
+            sscanf(close_paren + 1, " %*c %ld", &ppid) != 1 || ppid != self)
+            continue;
+        kill((pid_t)atol(de->d_name), SIGKILL);
+        found++;
+    }
+    closedir(d);
+    return found;
+}
+
+/*
+ * After the last rank: descendants that escaped their rank's process
+ * group (setsid) were adopted by us as subreaper. Kill and reap them, so
+ * that the job leaves neither orphans nor zombies behind.
+ */
+static void sr_symrun_reap_strays(void)
+{
+    int64_t deadline = sr_symrun_now_ns() + SR_SYMRUN_STRAY_MS * 1000000;
+
+    for (;;) {
+        const struct timespec pause = {0, 10 * 1000000};
+        pid_t p = waitpid(-1, NULL, WNOHANG);
+
+        if (p > 0 || (p < 0 && errno == EINTR))
+            continue;
+        if (p < 0 || sr_symrun_now_ns() >= deadline)
+            return;
+        sr_symrun_kill_children();
+        nanosleep(&pause, NULL);
     }
 }
 
@@ -1445,6 +1516,11 @@ int main(int argc, char **argv)
         snprintf(job.hostname, sizeof(job.hostname), "localhost");
     snprintf(job.nspace, sizeof(job.nspace), "symrun-%ld", (long)getpid());
 
+    /* Descendants orphaned by a rank become ours rather than init's, so
+     * that they can be reaped and, if still alive at the end, killed. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        fprintf(stderr, "symrun: warning: cannot become a subreaper: %s\n",
+                strerror(errno));
     if (sr_symrun_signals_setup(&job) != 0)
         goto err_alloc;
     if (sr_symrun_abort_pipe_setup(&job) != 0)
@@ -1486,6 +1562,7 @@ int main(int argc, char **argv)
 
     if (sr_symrun_loop(&job) != 0)
         sr_symrun_decide(&job, SR_SYMRUN_EXIT_INTERNAL);
+    sr_symrun_reap_strays();
     sr_symrun_decide(&job, 0);
     code = job.exit_code;
 

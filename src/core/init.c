@@ -10,7 +10,6 @@
 
 #define SR_BLOB_MAGIC   0x73796d7261696c31ull  /* "symrail1" */
 #define SR_TL_NAME_LEN  16
-#define SR_TL_ADDR_MAX  4096
 
 sr_ctx_t sr_ctx = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1 };
 
@@ -59,7 +58,7 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
                 .is_local = bi->is_local, .env = &sr_ctx.env,
-                .forced = strcmp(list, ops->name) == 0,
+                .serve_local = strstr(list, "shm") == NULL,
                 .notify_cb = sr_notify_deliver, .cb_arg = &sr_ctx.notifyq,
             };
             sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
@@ -89,7 +88,14 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 
 static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
 {
-    size_t cap = sizeof(sr_blob_hdr_t) + (size_t)sr_ctx.ntls * (sizeof(sr_blob_tl_t) + SR_TL_ADDR_MAX);
+    size_t cap = sizeof(sr_blob_hdr_t);
+    for (int i = 0; i < sr_ctx.ntls; i++) {
+        size_t alen = 0;
+        symrail_status_t st = sr_ctx.tls[i].ops->addr_pack(sr_ctx.tls[i].tl, NULL, &alen);
+        if (st != SYMRAIL_OK)
+            return st;
+        cap += sizeof(sr_blob_tl_t) + alen;
+    }
     char *blob = calloc(1, cap), *p;
     if (blob == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -98,7 +104,7 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     p = blob + sizeof(hdr);
     for (int i = 0; i < sr_ctx.ntls; i++) {
         sr_blob_tl_t t = { { 0 }, 0 };
-        size_t alen = SR_TL_ADDR_MAX;
+        size_t alen = cap - (size_t)(p - blob) - sizeof(t);
         snprintf(t.name, sizeof(t.name), "%s", sr_ctx.tls[i].ops->name);
         symrail_status_t st = sr_ctx.tls[i].ops->addr_pack(sr_ctx.tls[i].tl,
                                                             p + sizeof(t), &alen);

@@ -104,9 +104,10 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             return;
         }
     }
-    sr_error("%s of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
-             s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
-             symrail_strerror(status));
+    if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
+        sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
+                 s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
+                 symrail_strerror(status));
     sr_slice_finish(s, status);
 }
 

@@ -54,7 +54,7 @@ typedef struct {
     const char       *job;       /* unique per job: names shared objects */
     const uint8_t    *is_local;  /* [n_pes] */
     const sr_env_t   *env;
-    int               forced;    /* named explicitly in SYMRAIL_TRANSPORTS */
+    int               serve_local; /* no shared-memory transport carries local peers */
     sr_tl_notify_cb_t notify_cb;
     void             *cb_arg;
 } sr_tl_params_t;

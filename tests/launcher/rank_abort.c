@@ -1,5 +1,9 @@
 /* Launcher test: rank 0 aborts the job through PMIx once all ranks are
  * up; the others sleep. */
+
+/* pmix_common.h uses POSIX string and environment functions inline. */
+#define _GNU_SOURCE
+
 #include <pmix.h>
 
 #include <stdio.h>

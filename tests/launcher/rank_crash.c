@@ -1,5 +1,9 @@
 /* Launcher test: rank 1 dies by SIGSEGV once all ranks are up; the others
  * would sleep far longer than the test allows. */
+
+/* pmix_common.h uses POSIX string and environment functions inline. */
+#define _GNU_SOURCE
+
 #include <pmix.h>
 
 #include <signal.h>

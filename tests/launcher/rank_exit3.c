@@ -1,4 +1,8 @@
 /* Launcher test: rank 2 exits with status 3; the others sleep. */
+
+/* pmix_common.h uses POSIX string and environment functions inline. */
+#define _GNU_SOURCE
+
 #include <pmix.h>
 
 #include <stdio.h>

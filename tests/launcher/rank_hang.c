@@ -6,6 +6,10 @@
  *                            its rank's process group)
  *   RANK_HANG_EXIT_RANK=k    rank k finalizes and exits 0 at once
  */
+
+/* pmix_common.h uses POSIX string and environment functions inline. */
+#define _GNU_SOURCE
+
 #include <pmix.h>
 
 #include <signal.h>

@@ -4,6 +4,10 @@
  * checks every peer's value, so a passing run shows that the job data, the
  * fence and the per-job secret are right for all ranks.
  */
+
+/* pmix_common.h uses POSIX string and environment functions inline. */
+#define _GNU_SOURCE
+
 #include <pmix.h>
 
 #include <stdio.h>

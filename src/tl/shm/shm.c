@@ -187,6 +187,10 @@ static symrail_status_t sr_shm_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const 
 static symrail_status_t sr_shm_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
 {
     sr_shm_addr_t addr;
+    if (buf == NULL) {
+        *len_p = sizeof(addr);
+        return SYMRAIL_OK;
+    }
     if (*len_p < sizeof(addr))
         return SYMRAIL_ERR_TRUNCATED;
     memset(&addr, 0, sizeof(addr));
