@@ -50,9 +50,9 @@
 #endif
 
 #define SR_SYMRUN_DEFAULT_GRACE_MS 2000L
-/* Ranks whose output is still open after the last one was reaped can only
- * be descendants that left the rank's process group; do not wait on them
- * for long. */
+/* Output pipes still open after the last rank was reaped are held by
+ * descendants that left their rank's process group; their output is not
+ * worth a long wait. */
 #define SR_SYMRUN_DRAIN_MS 500L
 /* How long to wait for killed stray descendants to be reapable. */
 #define SR_SYMRUN_STRAY_MS 2000L
@@ -93,6 +93,9 @@ typedef struct {
     int32_t status;
     char msg[1024];
 } sr_symrun_abort_rec_t;
+
+_Static_assert(sizeof(sr_symrun_abort_rec_t) <= PIPE_BUF,
+               "abort records must be written atomically");
 
 typedef struct {
     pthread_mutex_t lock;
@@ -163,6 +166,9 @@ static void sr_symrun_usage(FILE *f)
           "after a grace period (SYMRUN_GRACE_MS, default 2000 ms) are killed.\n"
           "When a rank fails, the others are stopped the same way and symrun\n"
           "exits with that rank's status (128+N for signal N).\n"
+          "\n"
+          "Each rank gets SYMRAIL_JOB_SECRET, a random key shared by the job,\n"
+          "unless it is already set.\n"
           "\n"
           "symrun only starts ranks on the local host. Multi-host jobs use an\n"
           "existing PMIx launcher, for example\n"
@@ -481,7 +487,8 @@ static int sr_symrun_tmpdir_make(sr_symrun_job_t *job)
         fprintf(stderr, "symrun: TMPDIR is too long\n");
         return -1;
     }
-    /* mkdtemp creates it 0700: only this user can reach the PMIx sockets. */
+    /* mkdtemp creates it 0700, which keeps PMIx's rendezvous and
+     * shared-memory files away from other users. */
     if (mkdtemp(job->tmpdir) == NULL) {
         fprintf(stderr, "symrun: cannot create a directory in %s: %s\n", base,
                 strerror(errno));
@@ -589,9 +596,9 @@ static pmix_status_t sr_symrun_abort(const pmix_proc_t *proc,
     snprintf(rec.msg, sizeof(rec.msg), "%s", msg != NULL ? msg : "");
     /* Non-blocking: if the pipe is full, earlier aborts already stop the
      * job and this one adds nothing. */
-    if (write(sr_symrun_abort_fd, &rec, sizeof(rec)) < 0) {
-        /* nothing more to do from this thread */
-    }
+    ssize_t n = write(sr_symrun_abort_fd, &rec, sizeof(rec));
+
+    (void)n;
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -821,20 +828,26 @@ static int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
         goto err_env;
     }
 
-    if (pipe2(out, O_CLOEXEC) != 0)
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        e = errno;
         goto err_pipe_out;
-    if (pipe2(err, O_CLOEXEC) != 0)
+    }
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        e = errno;
         goto err_pipe_err;
+    }
 
-    if (posix_spawn_file_actions_init(&fa) != 0)
+    e = posix_spawn_file_actions_init(&fa);
+    if (e != 0)
         goto err_fa;
-    if (posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-                                         O_RDONLY, 0) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO) != 0)
+    if ((e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
+                                              O_RDONLY, 0)) != 0 ||
+        (e = posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO)) != 0 ||
+        (e = posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO)) != 0)
         goto err_attr;
 
-    if (posix_spawnattr_init(&attr) != 0)
+    e = posix_spawnattr_init(&attr);
+    if (e != 0)
         goto err_attr;
     /* Own process group, so that stopping a rank reaches whatever it
      * started; the launcher's blocked signals and ignored SIGPIPE are its
@@ -842,12 +855,12 @@ static int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
     sigemptyset(&dfl);
     if (job->pipe_dfl)
         sigaddset(&dfl, SIGPIPE);
-    if (posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-                                            POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF) != 0 ||
-        posix_spawnattr_setpgroup(&attr, 0) != 0 ||
-        posix_spawnattr_setsigmask(&attr, &job->orig_mask) != 0 ||
-        posix_spawnattr_setsigdefault(&attr, &dfl) != 0)
+    if ((e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                                 POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF)) != 0 ||
+        (e = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||
+        (e = posix_spawnattr_setsigmask(&attr, &job->orig_mask)) != 0 ||
+        (e = posix_spawnattr_setsigdefault(&attr, &dfl)) != 0)
         goto err_spawn;
 
     e = posix_spawn(&rank->pid, job->prog_path, &fa, &attr,
@@ -855,7 +868,6 @@ static int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
     if (e != 0) {
         rank->pid = 0;
         ret = e;
-        errno = e;
         goto err_spawn;
     }
     rank->running = true;
@@ -885,8 +897,7 @@ err_pipe_err:
     close(out[1]);
 err_pipe_out:
     if (ret == -1)
-        fprintf(stderr, "symrun: cannot start rank %d: %s\n", r,
-                strerror(errno));
+        fprintf(stderr, "symrun: cannot start rank %d: %s\n", r, strerror(e));
 err_env:
     sr_symrun_env_free(env);
     return ret;

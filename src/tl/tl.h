@@ -126,6 +126,9 @@ symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const vo
                                           size_t len);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 
+/* Prints the RDMA rails this process would use and their weights. */
+void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);
+
 /* Every transport compiled in, in default order of preference. */
 extern const sr_tl_ops_t *const sr_tl_all[];
 extern const size_t sr_tl_nall;

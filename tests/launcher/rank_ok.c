@@ -2,7 +2,8 @@
  * Launcher test: a complete PMIx exchange. Every rank publishes a value
  * derived from its rank and the job secret, fences with data collection and
  * checks every peer's value, so a passing run shows that the job data, the
- * fence and the per-job secret are right for all ranks.
+ * node and process maps, the fence and the per-job secret are right for all
+ * ranks.
  */
 
 /* pmix_common.h uses POSIX string and environment functions inline. */
@@ -10,12 +11,27 @@
 
 #include <pmix.h>
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define RANK_OK_KEY "symrun.test.value"
+
+/* Peers compare a digest, so that the secret itself never travels
+ * through PMIx. */
+static uint64_t digest(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
 
 static int fail(const pmix_proc_t *me, const char *what, pmix_status_t rc)
 {
@@ -57,7 +73,9 @@ int main(void)
     const char *secret = getenv("SYMRAIL_JOB_SECRET");
     const char *x = getenv("SYMRUN_TEST_X");
     char mine[256], expect[256], peers_expect[8192];
-    uint32_t size, local_rank;
+    uint32_t size, local_rank, node_rank;
+    pmix_proc_t *procs = NULL;
+    size_t nprocs = 0;
     size_t off = 0;
     bool flag = true;
 
@@ -75,6 +93,20 @@ int main(void)
         local_rank != me.rank)
         return fail(&me, "PMIX_LOCAL_RANK", PMIX_ERR_BAD_PARAM);
 
+    /* Node and process maps: every rank of the job is on this node. */
+    if (PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &val) != PMIX_SUCCESS ||
+        val->type != PMIX_STRING)
+        return fail(&me, "PMIX_HOSTNAME", PMIX_ERR_NOT_FOUND);
+    rc = PMIx_Resolve_peers(val->data.string, me.nspace, &procs, &nprocs);
+    PMIX_VALUE_RELEASE(val);
+    if (rc != PMIX_SUCCESS)
+        return fail(&me, "PMIx_Resolve_peers", rc);
+    if (nprocs != size)
+        return fail(&me, "PMIx_Resolve_peers count", PMIX_ERR_BAD_PARAM);
+    PMIX_PROC_FREE(procs, nprocs);
+    if (get_u32(&me, PMIX_NODE_RANK, &node_rank) != 0 || node_rank != me.rank)
+        return fail(&me, "PMIX_NODE_RANK", PMIX_ERR_BAD_PARAM);
+
     for (uint32_t i = 0; i < size; i++)
         off += (size_t)snprintf(peers_expect + off, sizeof(peers_expect) - off,
                                 i ? ",%u" : "%u", i);
@@ -83,7 +115,8 @@ int main(void)
         return fail(&me, "PMIX_LOCAL_PEERS", PMIX_ERR_BAD_PARAM);
     PMIX_VALUE_RELEASE(val);
 
-    snprintf(mine, sizeof(mine), "r%u:%s", me.rank, secret);
+    snprintf(mine, sizeof(mine), "r%u:%016llx", me.rank,
+             (unsigned long long)digest(secret));
     value.type = PMIX_STRING;
     value.data.string = mine;
     if ((rc = PMIx_Put(PMIX_GLOBAL, RANK_OK_KEY, &value)) != PMIX_SUCCESS)
@@ -99,7 +132,8 @@ int main(void)
         if ((rc = PMIx_Get(&peer, RANK_OK_KEY, NULL, 0, &val)) != PMIX_SUCCESS)
             return fail(&me, "PMIx_Get of a peer's value", rc);
         /* The same secret must have reached every rank. */
-        snprintf(expect, sizeof(expect), "r%u:%s", i, secret);
+        snprintf(expect, sizeof(expect), "r%u:%016llx", i,
+                 (unsigned long long)digest(secret));
         if (val->type != PMIX_STRING || strcmp(val->data.string, expect) != 0)
             return fail(&me, "peer value mismatch", PMIX_ERR_BAD_PARAM);
         PMIX_VALUE_RELEASE(val);

@@ -335,6 +335,10 @@ static symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx)
 {
     const char *filter = ctx->params.env->ib_devices;
     int ndev = 0;
+    if (sr_rails_filter_check(filter) != SYMRAIL_OK) {
+        sr_error("SYMRAIL_IB_DEVICES='%s' has an entry that names no rail (device[:port])", filter);
+        return SYMRAIL_ERR_INVALID;
+    }
     struct ibv_device **list = ibv_get_device_list(&ndev);
     if (list == NULL || ndev == 0) {
         if (list)
@@ -1395,6 +1399,33 @@ static void sr_ib_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 static void sr_ib_wait_done(sr_tl_ctx_t *ctx)
 {
     (void)ctx;
+}
+
+void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env)
+{
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return;
+    ctx->params.env = env;
+    ctx->max_wr = (uint32_t)env->ib_max_wr;
+    if (sr_ib_find_rails(ctx) != SYMRAIL_OK) {
+        fprintf(out, "  no usable RDMA rail (no device, no active port, or filtered out by "
+                     "SYMRAIL_IB_DEVICES)\n");
+    } else {
+        sr_ib_weigh_rails(ctx);
+        for (int r = 0; r < ctx->nrails; r++) {
+            sr_ib_rail_t *rail = &ctx->rails[r];
+            char g[64];
+            fprintf(out, "  %s:%d  %-10s GID[%d] %s  MTU %d  %llu Mb/s  weight %u%s\n",
+                    rail->dev->name, rail->port, rail->is_eth ? "RoCE" : "InfiniBand",
+                    rail->gid_index, sr_ib_gid_str(&rail->gid, g, sizeof(g)), 128 << rail->mtu,
+                    (unsigned long long)rail->speed_mbps, rail->weight,
+                    rail->weight ? "" : " (not used: too far from this process)");
+        }
+    }
+    for (int d = 0; d < ctx->ndevs; d++)
+        sr_ib_dev_close(&ctx->devs[d]);
+    free(ctx);
 }
 
 const sr_tl_ops_t sr_tl_verbs_ops = {

@@ -1,0 +1,425 @@
+#!/bin/bash
+#
+# End-to-end tests of symrun. Each case checks the exit status, the
+# launcher's message, that the run ended long before the ranks' sleep,
+# that no process of the job is left (alive or zombie) and that the
+# launcher's private directory is gone.
+#
+# Environment:
+#   SYMRUN             the symrun binary (default: ./symrun)
+#   LAUNCHER_TEST_BIN  directory with rank_ok, rank_crash, rank_exit3,
+#                      rank_abort and rank_hang (default: tests/launcher)
+#
+# Prints "PASS: name" or "FAIL: name: why" per check; exits 0 only if all
+# pass, 77 if the launcher or its test programs were not built.
+
+# Test harnesses may start this with a plain sh; the checks need bash.
+if [ -z "${BASH_VERSION:-}" ]; then
+    if command -v bash >/dev/null 2>&1; then
+        exec bash "$0" "$@"
+    fi
+    echo "SKIP: bash is needed"
+    exit 77
+fi
+
+set -u
+export LC_ALL=C
+
+SYMRUN=${SYMRUN:-./symrun}
+LAUNCHER_TEST_BIN=${LAUNCHER_TEST_BIN:-tests/launcher}
+PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang"
+# Far below the ranks' own sleeps (60 s and more).
+FAST_MS=15000
+
+if [ ! -x "$SYMRUN" ]; then
+    echo "SKIP: symrun not built at '$SYMRUN' (PMIx missing?)"
+    exit 77
+fi
+for p in $PROGS; do
+    if [ ! -x "$LAUNCHER_TEST_BIN/$p" ]; then
+        echo "SKIP: test program '$LAUNCHER_TEST_BIN/$p' not built (PMIx missing?)"
+        exit 77
+    fi
+done
+SYMRUN=$(cd "$(dirname "$SYMRUN")" && pwd)/$(basename "$SYMRUN")
+LAUNCHER_TEST_BIN=$(cd "$LAUNCHER_TEST_BIN" && pwd)
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/symrun-test.XXXXXX") || exit 99
+# The programs run through links under this unique directory, so that a
+# process of this run can be told from any other by its command line.
+BIN=$WORK/bin
+mkdir "$BIN" || exit 99
+for p in $PROGS; do
+    ln -s "$LAUNCHER_TEST_BIN/$p" "$BIN/$p" || exit 99
+done
+
+NPASS=0
+NFAIL=0
+
+cleanup() {
+    local p
+    # Should a case have failed to stop everything, do not leave it behind.
+    for p in $(leftover_pids "$WORK"/*.out); do
+        kill -KILL "$p" 2>/dev/null
+    done
+    if [ "$NFAIL" -eq 0 ]; then
+        rm -rf "$WORK"
+    else
+        echo "# outputs kept in $WORK"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+pass() { echo "PASS: $1"; NPASS=$((NPASS + 1)); }
+fail() { echo "FAIL: $1: $2"; NFAIL=$((NFAIL + 1)); }
+
+now_ms() {
+    local t=${EPOCHREALTIME//[!0-9]/}
+    echo $((10#$t / 1000))
+}
+
+# Pids the test programs reported ("... pid N" lines).
+job_pids() {
+    cat "$@" 2>/dev/null | grep -oE 'pid [0-9]+' | cut -d' ' -f2
+}
+
+# A reported pid counts as left over while it exists as a test program,
+# zombies included; a reused pid belongs to another program.
+leftover_pids() {
+    local p comm left=""
+    for p in $(job_pids "$@"); do
+        comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+        case "$comm" in rank_*) left="$left $p" ;; esac
+    done
+    for p in $(pgrep -f "$BIN/" 2>/dev/null); do
+        left="$left $p"
+    done
+    echo $left
+}
+
+first_line() { head -n 1 "$1" | cut -c 1-200; }
+
+# new_case NAME: fresh TMPDIR and output files for one symrun run.
+new_case() {
+    CASE=$1
+    CASE_TMP=$WORK/tmp.$CASE
+    OUT=$WORK/$CASE.out
+    ERR=$WORK/$CASE.err
+    mkdir "$CASE_TMP"
+}
+
+# run NAME ARGS...: runs symrun to completion; sets RC and ELAPSED_MS.
+run() {
+    local t0
+    new_case "$1"
+    shift
+    t0=$(now_ms)
+    TMPDIR=$CASE_TMP "$SYMRUN" "$@" >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+}
+
+check_rc() {
+    if [ "$RC" -eq "$1" ]; then
+        pass "$CASE: exit status $1"
+    else
+        fail "$CASE: exit status $1" "got $RC; stderr: $(first_line "$ERR")"
+    fi
+}
+
+# check_msg REGEX: some stderr line must match the extended regex.
+check_msg() {
+    if grep -qE "$1" "$ERR"; then
+        pass "$CASE: message"
+    else
+        fail "$CASE: message" "no stderr line matches '$1'; got: $(first_line "$ERR")"
+    fi
+}
+
+check_fast() {
+    local limit=${1:-$FAST_MS}
+    if [ "$ELAPSED_MS" -lt "$limit" ]; then
+        pass "$CASE: finished in time"
+    else
+        fail "$CASE: finished in time" "took ${ELAPSED_MS} ms (limit ${limit} ms)"
+    fi
+}
+
+check_nothing_left() {
+    local left
+    left=$(leftover_pids "$OUT")
+    if [ -z "$left" ]; then
+        pass "$CASE: no process left"
+    else
+        fail "$CASE: no process left" "still there: $(ps -o pid=,stat=,args= -p "${left// /,}" 2>/dev/null | tr '\n' ';')"
+    fi
+}
+
+check_tmp_clean() {
+    local rest
+    rest=$(ls -A "$CASE_TMP")
+    if [ -z "$rest" ]; then
+        pass "$CASE: private directory removed"
+    else
+        fail "$CASE: private directory removed" "left in TMPDIR: $rest"
+    fi
+}
+
+# check_started N: the ranks must have come up, or the leftover check
+# would prove nothing.
+check_started() {
+    local n
+    n=$(job_pids "$OUT" | wc -l)
+    if [ "$n" -ge "$1" ]; then
+        pass "$CASE: ranks started"
+    else
+        fail "$CASE: ranks started" "$n of $1 pids reported"
+    fi
+}
+
+# wait_started N: waits (up to 10 s) until N pids are reported in $OUT.
+wait_started() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        [ "$(job_pids "$OUT" | wc -l)" -ge "$1" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# ---- successful runs ------------------------------------------------------
+
+run ok -n 4 "$BIN/rank_ok"
+check_rc 0
+bad=""
+for r in 0 1 2 3; do
+    n=$(grep -cE "^rank $r of 4: ok pid [0-9]+ secret_len 32 x=\(unset\)$" "$OUT")
+    [ "$n" -eq 1 ] || bad="$bad rank $r: $n lines;"
+done
+[ "$(wc -l <"$OUT")" -eq 4 ] || bad="$bad $(wc -l <"$OUT") lines in all;"
+if [ -z "$bad" ]; then pass "$CASE: one line per rank"; else fail "$CASE: one line per rank" "$bad"; fi
+if [ ! -s "$ERR" ]; then pass "$CASE: stderr empty"; else fail "$CASE: stderr empty" "$(first_line "$ERR")"; fi
+check_fast
+check_nothing_left
+check_tmp_clean
+
+run prefix -n 4 --prefix-output -x SYMRUN_TEST_X=hello -x RANK_OK_EXTRA=1 "$BIN/rank_ok"
+check_rc 0
+bad=""
+for r in 0 1 2 3; do
+    grep -qE "^\[$r\] rank $r of 4: ok pid [0-9]+ secret_len 32 x=hello$" "$OUT" ||
+        bad="$bad no result line of rank $r;"
+    # The last line has no newline in the program: flushed at EOF.
+    grep -qx "\[$r\] partial $r" "$OUT" || bad="$bad no partial line of rank $r;"
+    grep -qx "\[$r\] rank $r: a line on stderr" "$ERR" || bad="$bad no stderr line of rank $r;"
+done
+n=$(grep -cvE '^\[[0-3]\] ' "$OUT" "$ERR" | awk -F: '{s += $NF} END {print s}')
+[ "$n" -eq 0 ] || bad="$bad $n lines without a rank prefix;"
+if [ -z "$bad" ]; then pass "$CASE: prefixed lines"; else fail "$CASE: prefixed lines" "$bad"; fi
+check_nothing_left
+check_tmp_clean
+
+new_case secret
+SYMRAIL_JOB_SECRET=chosen-one TMPDIR=$CASE_TMP "$SYMRUN" -n 2 "$BIN/rank_ok" >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+check_rc 0
+if [ "$(grep -c 'secret_len 10 ' "$OUT")" -eq 2 ]; then
+    pass "$CASE: user's SYMRAIL_JOB_SECRET kept"
+else
+    fail "$CASE: user's SYMRAIL_JOB_SECRET kept" "$(tr '\n' ';' <"$OUT")"
+fi
+check_tmp_clean
+
+run plain -n 3 sh -c 'echo hello'
+check_rc 0
+if [ "$(grep -cx hello "$OUT")" -eq 3 ]; then pass "$CASE: program without PMIx"; else fail "$CASE: program without PMIx" "$(tr '\n' ';' <"$OUT")"; fi
+check_tmp_clean
+
+# ---- failing ranks --------------------------------------------------------
+
+run crash -n 4 "$BIN/rank_crash"
+check_rc 139
+check_msg '^symrun: rank 1 \(pid [0-9]+\) killed by signal 11 \(SIGSEGV\)$'
+pid1=$(sed -n 's/^rank 1 pid \([0-9]*\)$/\1/p' "$OUT")
+if [ -n "$pid1" ] && grep -q "(pid $pid1)" "$ERR"; then
+    pass "$CASE: message names the crashed pid"
+else
+    fail "$CASE: message names the crashed pid" "rank 1 pid '$pid1'; stderr: $(first_line "$ERR")"
+fi
+check_fast
+check_started 4
+check_nothing_left
+check_tmp_clean
+
+run exit3 -n 4 "$BIN/rank_exit3"
+check_rc 3
+check_msg '^symrun: rank 2 \(pid [0-9]+\) exited with status 3$'
+check_fast
+check_nothing_left
+check_tmp_clean
+
+run abort -n 4 "$BIN/rank_abort"
+check_rc 5
+check_msg '^symrun: rank 0 aborted the job \(status 5\): test abort$'
+check_fast
+check_started 4
+check_nothing_left
+check_tmp_clean
+
+# ---- timeouts -------------------------------------------------------------
+
+run timeout -n 4 --timeout 2 "$BIN/rank_hang"
+check_rc 124
+check_msg '^symrun: timeout after 2 s; stopping 4 ranks$'
+if [ "$ELAPSED_MS" -ge 2000 ]; then pass "$CASE: not before the timeout"; else fail "$CASE: not before the timeout" "took ${ELAPSED_MS} ms"; fi
+check_fast 8000
+check_started 4
+check_nothing_left
+check_tmp_clean
+
+new_case timeout_env
+t0=$(now_ms)
+SYMRUN_TIMEOUT=0.5 TMPDIR=$CASE_TMP "$SYMRUN" -n 2 "$BIN/rank_hang" >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+ELAPSED_MS=$(($(now_ms) - t0))
+check_rc 124
+check_msg '^symrun: timeout after 0.5 s; stopping 2 ranks$'
+check_fast 5000
+check_nothing_left
+check_tmp_clean
+
+# Ranks that ignore SIGTERM and have a child of their own: only SIGKILL to
+# the whole process group after the grace period ends them.
+new_case sigkill
+t0=$(now_ms)
+SYMRUN_GRACE_MS=300 TMPDIR=$CASE_TMP "$SYMRUN" -n 2 --timeout 0.5 \
+    -x RANK_HANG_IGNORE_TERM=1 -x RANK_HANG_FORK=1 "$BIN/rank_hang" \
+    >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+ELAPSED_MS=$(($(now_ms) - t0))
+check_rc 124
+check_fast 5000
+check_started 4
+check_nothing_left
+check_tmp_clean
+
+# ---- signals to symrun ----------------------------------------------------
+
+new_case sigterm
+TMPDIR=$CASE_TMP "$SYMRUN" -n 4 "$BIN/rank_hang" >"$OUT" 2>"$ERR" </dev/null &
+spid=$!
+if wait_started 4; then
+    pass "$CASE: ranks started"
+    t0=$(now_ms)
+    kill -TERM "$spid"
+    wait "$spid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    check_rc 143
+    check_msg '^symrun: received SIGTERM; stopping 4 ranks$'
+    check_fast 5000
+    check_nothing_left
+    check_tmp_clean
+else
+    fail "$CASE: ranks started" "$(job_pids "$OUT" | wc -l) of 4 pids reported"
+    kill -KILL "$spid" 2>/dev/null
+    wait "$spid"
+fi
+
+# SIGINT, with rank 0 finishing early: while the job still runs, rank 0
+# must have been reaped, not left as a zombie. A background job of a
+# script starts with SIGINT ignored, which symrun honours, hence env.
+new_case sigint
+if env --default-signal=INT true 2>/dev/null; then
+    RANK_HANG_EXIT_RANK=0 TMPDIR=$CASE_TMP env --default-signal=INT \
+        "$SYMRUN" -n 3 "$BIN/rank_hang" >"$OUT" 2>"$ERR" </dev/null &
+    spid=$!
+    if wait_started 3; then
+        pass "$CASE: ranks started"
+        pid0=$(sed -n 's/^rank 0 pid \([0-9]*\) exiting$/\1/p' "$OUT")
+        for ((i = 0; i < 100; i++)); do
+            [ -e "/proc/$pid0" ] || break
+            sleep 0.02
+        done
+        if [ -n "$pid0" ] && [ ! -e "/proc/$pid0" ]; then
+            pass "$CASE: finished rank reaped while the job runs"
+        else
+            fail "$CASE: finished rank reaped while the job runs" \
+                "pid '$pid0': $(ps -o stat=,args= -p "${pid0:-0}" 2>/dev/null)"
+        fi
+        t0=$(now_ms)
+        kill -INT "$spid"
+        wait "$spid"
+        RC=$?
+        ELAPSED_MS=$(($(now_ms) - t0))
+        check_rc 130
+        check_msg '^symrun: received SIGINT; stopping 2 ranks$'
+        check_fast 5000
+        check_nothing_left
+        check_tmp_clean
+    else
+        fail "$CASE: ranks started" "$(job_pids "$OUT" | wc -l) of 3 pids reported"
+        kill -KILL "$spid" 2>/dev/null
+        wait "$spid"
+    fi
+else
+    echo "SKIP: $CASE: env --default-signal not available"
+fi
+
+# ---- command line ---------------------------------------------------------
+
+# bad_args NAME NEEDLE ARGS...: exit 2, an error naming NEEDLE, a usage line.
+bad_args() {
+    local name=$1 needle=$2
+    shift 2
+    run "$name" "$@"
+    if [ "$RC" -eq 2 ] && grep -qF -- "$needle" "$ERR" && grep -q '^usage: symrun' "$ERR" &&
+        [ "$(wc -l <"$ERR")" -eq 2 ] && [ ! -s "$OUT" ]; then
+        pass "$CASE: exit 2 with error and usage"
+    else
+        fail "$CASE: exit 2 with error and usage" "rc $RC; stderr: $(tr '\n' ';' <"$ERR")"
+    fi
+    check_tmp_clean
+}
+bad_args args_n0 "'0'" -n 0 "$BIN/rank_ok"
+bad_args args_ngarbage "'abc'" -n abc "$BIN/rank_ok"
+bad_args args_nbig "'5000'" -n 5000 "$BIN/rank_ok"
+bad_args args_nmissing "-n" "$BIN/rank_ok"
+bad_args args_unknown "'--bogus'" -n 2 --bogus "$BIN/rank_ok"
+bad_args args_timeout "'soon'" -n 2 --timeout soon "$BIN/rank_ok"
+bad_args args_export "'1X=2'" -n 2 -x 1X=2 "$BIN/rank_ok"
+bad_args args_noprog "program" -n 2
+bad_args args_none "program"
+
+new_case env_grace
+SYMRUN_GRACE_MS=soon TMPDIR=$CASE_TMP "$SYMRUN" -n 1 true >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+check_rc 2
+check_msg "SYMRUN_GRACE_MS"
+
+run help --help
+check_rc 0
+bad=""
+grep -q '^usage: symrun -n N' "$OUT" || bad="$bad no usage line;"
+grep -qF 'mpirun -H h1:2,h2:2 -np 4 prog' "$OUT" || bad="$bad no mpirun example;"
+grep -qF 'srun --mpi=pmix prog' "$OUT" || bad="$bad no srun example;"
+if [ -z "$bad" ]; then pass "$CASE: usage text"; else fail "$CASE: usage text" "$bad"; fi
+
+run version --version
+check_rc 0
+if grep -qE '^symrun \(symrail\) [0-9]+\.[0-9]+' "$OUT"; then pass "$CASE: version line"; else fail "$CASE: version line" "$(first_line "$OUT")"; fi
+
+run noprog -n 2 symrun-no-such-program
+check_rc 127
+check_msg "^symrun: cannot execute 'symrun-no-such-program': No such file or directory$"
+check_tmp_clean
+
+run nopath -n 2 "$WORK/no/such/program"
+check_rc 127
+check_msg "^symrun: cannot execute '$WORK/no/such/program': No such file or directory$"
+check_tmp_clean
+
+echo "# $NPASS passed, $NFAIL failed"
+[ "$NFAIL" -eq 0 ]

@@ -1,0 +1,348 @@
+#!/bin/sh
+# Run a command inside a throw-away qemu guest that has Soft-RoCE (rdma_rxe)
+# devices, for testing the verbs transport on machines without RDMA hardware
+# or an RDMA-capable host kernel.
+#
+#   tests/rxe/run-in-vm.sh [options] -- CMD [ARGS...]
+#   tests/rxe/run-in-vm.sh --install
+#
+#   --devices N    rxe devices rxe0..rxeN-1 (default 1), rxeI on its own veth
+#                  pair vrxeIa/vrxeIb with 10.77.I.1/24 on vrxeIa
+#   --mem MiB      guest memory (default 2048); registered memory is pinned,
+#                  so every PE's heap must fit in here
+#   --smp N        guest CPUs (default 2)
+#   --timeout S    kill the guest after S seconds and exit 124 (default 600)
+#   --env VAR=val  export VAR in the guest before CMD (repeatable)
+#   --install      install the Debian packages this needs with apt-get
+#                  (same as SYMRAIL_RXE_INSTALL=1); alone, only installs
+#
+# The guest is a Debian kernel booted straight into a tiny busybox initramfs
+# that mounts the host's root filesystem over 9p and chroots into it, so CMD
+# runs with the host's binaries, in the caller's working directory (same
+# absolute path) and with the caller's PATH, as root, with `ulimit -l
+# unlimited`.  /tmp, /run and /dev/shm are private tmpfs mounts in the guest.
+# CMD's stdout and stderr come out on this script's stdout; its exit status is
+# this script's.  Exit 77 ("SKIP: ...") when something needed is not
+# installed, 124 on timeout, 1 when the guest fails before reporting a status.
+#
+# The kernel is the newest /boot/vmlinuz-* whose /lib/modules has rdma_rxe.
+# The initramfs and an uncompressed copy of the kernel (which boots much
+# faster under emulation) are cached in
+# ${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symrail-rxe}/<kernel>/.
+#
+# Other knobs: SYMRAIL_RXE_ACCEL (qemu -accel value, default
+# tcg,thread=multi: guests hang at boot under KVM on some hosts) and
+# SYMRAIL_RXE_KEEP_LOG=FILE (copy the guest kernel log there).
+set -u
+
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd -P) || exit 1
+me=run-in-vm
+PATH=$PATH:/usr/sbin:/sbin
+PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils perftest iproute2"
+
+usage() {
+    sed -n '6,17s/^# \{0,1\}//p' "$here/run-in-vm.sh"
+}
+die() { echo "$me: $*" >&2; exit 2; }
+skip() { echo "SKIP: $*"; exit 77; }
+is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
+# Quote one word for sh.
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
+env_lines=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --devices | --mem | --smp | --timeout | --env)
+            [ $# -ge 2 ] || die "$1 needs a value"
+            opt=$1 val=$2
+            shift 2
+            ;;
+        --devices=* | --mem=* | --smp=* | --timeout=* | --env=*)
+            opt=${1%%=*} val=${1#*=}
+            shift
+            ;;
+        --install) install=1; shift; continue ;;
+        -h | --help) usage; exit 0 ;;
+        --) shift; break ;;
+        -*) die "unknown option $1 (see --help)" ;;
+        *) break ;;
+    esac
+    case $opt in
+        --env)
+            case $val in
+                [A-Za-z_]*=*) ;;
+                *) die "--env wants VAR=value, not '$val'" ;;
+            esac
+            name=${val%%=*}
+            case $name in *[!A-Za-z0-9_]*) die "--env: bad variable name '$name'" ;; esac
+            env_lines="$env_lines    export $(q "$val")
+"
+            ;;
+        *)
+            is_uint "$val" || die "$opt wants a number, not '$val'"
+            case $opt in
+                --devices) devices=$val ;;
+                --mem) mem=$val ;;
+                --smp) smp=$val ;;
+                --timeout) tmo=$val ;;
+            esac
+            ;;
+    esac
+done
+[ "$install" = 1 ] || [ $# -gt 0 ] || { usage >&2; exit 2; }
+[ "$mem" -ge 256 ] || die "--mem: at least 256 MiB"
+[ "$smp" -ge 1 ] || die "--smp: at least 1"
+[ "$tmo" -ge 1 ] || die "--timeout: at least 1 second"
+
+# ---- what is needed, and installing it -----------------------------------------
+
+# The newest kernel image whose modules include rdma_rxe.
+find_kernel() {
+    for k in /boot/vmlinuz-*; do
+        [ -r "$k" ] || continue
+        v=${k#/boot/vmlinuz-}
+        [ -d "/lib/modules/$v" ] || continue
+        if find "/lib/modules/$v/kernel/drivers/infiniband" -name 'rdma_rxe.ko*' 2>/dev/null | grep -q .; then
+            echo "$v"
+        fi
+    done | sort -V | tail -n 1
+}
+
+find_busybox() {
+    for b in /bin/busybox /usr/bin/busybox; do
+        [ -x "$b" ] || continue
+        # A dynamically linked busybox cannot run alone in the initramfs.
+        if LC_ALL=C ldd "$b" 2>&1 | grep -q 'not a dynamic'; then
+            echo "$b"
+            return
+        fi
+    done
+}
+
+have_rxe_provider() {
+    for d in /usr/lib/*/libibverbs /usr/lib64/libibverbs /usr/lib/libibverbs; do
+        for f in "$d"/librxe-rdmav*.so; do
+            [ -e "$f" ] && return 0
+        done
+    done
+    return 1
+}
+
+# Prints the first missing piece, nothing when all is there.
+missing() {
+    command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; return; }
+    [ -n "$(find_kernel)" ] || { echo "no kernel in /boot with the rdma_rxe module"; return; }
+    [ -n "$(find_busybox)" ] || { echo "no statically linked busybox (busybox-static)"; return; }
+    for t in modinfo modprobe ip rdma; do
+        command -v "$t" >/dev/null || { echo "$t is not installed"; return; }
+    done
+    have_rxe_provider || { echo "the rxe verbs provider (ibverbs-providers) is not installed"; return; }
+}
+
+what=$(missing)
+if [ -n "$what" ] || { [ "$install" = 1 ] && [ $# -eq 0 ]; }; then
+    [ "$install" = 1 ] || skip "$what (tests/rxe/run-in-vm.sh --install adds it)"
+    if [ -n "$what" ]; then
+        command -v apt-get >/dev/null || skip "$what, and there is no apt-get to install it"
+        sudo=
+        if [ "$(id -u)" != 0 ]; then
+            command -v sudo >/dev/null || skip "$what, and installing needs root"
+            sudo=sudo
+        fi
+        echo "$me: $what; installing $PACKAGES" >&2
+        # shellcheck disable=SC2086
+        $sudo apt-get update -qq >&2 &&
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $PACKAGES >&2 ||
+            { echo "$me: apt-get install failed" >&2; exit 1; }
+        what=$(missing)
+        [ -z "$what" ] || { echo "$me: still missing after installing: $what" >&2; exit 1; }
+    fi
+    [ $# -gt 0 ] || exit 0
+fi
+
+kver=$(find_kernel)
+busybox=$(find_busybox)
+vmlinuz=/boot/vmlinuz-$kver
+
+# ---- the cached initramfs and uncompressed kernel -------------------------------
+
+cache_base=${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/symrail-rxe}
+cache=$cache_base/$kver
+cache_format="symrail-rxe cache 1"   # change when what build_cache makes changes
+
+# Modules (with their dependencies first) that make virtio-pci and 9p work.
+resolve_modules() {
+    for root in virtio_pci 9pnet_virtio 9p; do
+        resolve_one "$root"
+    done
+}
+resolved=" "
+resolve_one() {
+    local _path _dep
+    case $resolved in *" $1 "*) return 0 ;; esac
+    _path=$(modinfo -k "$kver" -n "$1" 2>/dev/null) || { echo "module $1 not found" >&2; return 1; }
+    resolved="$resolved$1 "
+    case $_path in /*) ;; *) return 0 ;; esac     # built in
+    for _dep in $(modinfo -k "$kver" -F depends "$1" | tr ',' ' '); do
+        resolve_one "$_dep" || return 1
+    done
+    echo "$1 $_path"
+}
+
+# Copy module $2 to $3 uncompressed (busybox insmod may not decompress).
+copy_module() {
+    case $1 in
+        *.ko) cp "$1" "$2" ;;
+        *.ko.xz) xz -dc "$1" > "$2" ;;
+        *.ko.zst) zstd -qdc "$1" > "$2" ;;
+        *.ko.gz) gzip -dc "$1" > "$2" ;;
+        *) return 1 ;;
+    esac
+}
+
+# Decompress the vmlinux inside a bzImage.  qemu boots an ELF kernel that has
+# a PVH entry note directly, which skips the firmware and the in-guest
+# decompression: about 3 s instead of 9 s to the command under TCG.
+extract_vmlinux() { # image out
+    command -v grep >/dev/null && echo x | grep -qP x 2>/dev/null || return 1
+    for c in 'xz \xfd7zXZ\x00' 'gzip \x1f\x8b\x08' 'zstd \x28\xb5\x2f\xfd' 'lz4 \x02\x21\x4c\x18'; do
+        tool=${c%% *} magic=${c#* }
+        command -v "$tool" >/dev/null || continue
+        for off in $(LC_ALL=C grep -aboP "$magic" "$1" 2>/dev/null | head -n 3 | cut -d: -f1); do
+            tail -c +$((off + 1)) "$1" | "$tool" -dc > "$2" 2>/dev/null
+            # An ELF image with the PVH note (Xen note type 18).
+            if [ "$(head -c 4 "$2" | tr -d '\177')" = ELF ] &&
+                LC_ALL=C grep -qaP '\x04\x00\x00\x00[\x04\x08]\x00\x00\x00\x12\x00\x00\x00Xen\x00' "$2"; then
+                return 0
+            fi
+        done
+    done
+    rm -f "$2"
+    return 1
+}
+
+build_cache() {
+    mkdir -p "$cache" || { echo "$me: cannot create $cache" >&2; exit 1; }
+    b=$(mktemp -d "$cache/.build.XXXXXX") || exit 1
+    r=$b/root
+    mkdir -p "$r/bin" "$r/lib/modules" "$r/proc" "$r/sys" "$r/dev" "$r/host"
+    cp "$busybox" "$r/bin/busybox" && cp "$here/guest-init" "$r/init" && chmod 755 "$r/init" ||
+        { rm -rf "$b"; echo "$me: cannot build the initramfs" >&2; exit 1; }
+    list=$(resolve_modules) || { rm -rf "$b"; echo "$me: cannot resolve the 9p modules of $kver" >&2; exit 1; }
+    echo "$list" | while read -r name path; do
+        [ -n "$name" ] || continue
+        copy_module "$path" "$r/lib/modules/$name.ko" || exit 1
+        echo "$name" >> "$r/lib/modules/order"
+    done || { rm -rf "$b"; echo "$me: cannot copy the modules" >&2; exit 1; }
+    touch "$r/lib/modules/order"
+    (cd "$r" && find . | "$busybox" cpio -o -H newc 2>/dev/null) > "$b/initrd.cpio" ||
+        { rm -rf "$b"; echo "$me: cpio failed" >&2; exit 1; }
+    if ! extract_vmlinux "$vmlinuz" "$b/vmlinux"; then
+        : > "$b/no-vmlinux" # boot the bzImage itself (slower)
+    fi
+    cp "$here/guest-init" "$b/init"
+    # Rename into place; a concurrent build of the same files is harmless.
+    rm -f "$cache/vmlinux" "$cache/no-vmlinux"
+    for f in vmlinux no-vmlinux initrd.cpio init; do
+        [ -e "$b/$f" ] && mv -f "$b/$f" "$cache/$f"
+    done
+    echo "$cache_format" > "$cache/stamp"
+    rm -rf "$b"
+}
+
+if [ ! -s "$cache/initrd.cpio" ] || [ "$(cat "$cache/stamp" 2>/dev/null)" != "$cache_format" ] ||
+    { [ ! -s "$cache/vmlinux" ] && [ ! -e "$cache/no-vmlinux" ]; } ||
+    ! cmp -s "$cache/init" "$here/guest-init" ||
+    [ "$vmlinuz" -nt "$cache/stamp" ]; then
+    build_cache
+fi
+kernel=$cache/vmlinux
+[ -s "$kernel" ] || kernel=$vmlinuz
+
+# ---- the run --------------------------------------------------------------------
+
+cwd=$(pwd -P) || exit 1
+ctl=$(mktemp -d "${TMPDIR:-/tmp}/symrail-rxe.XXXXXX" 2>/dev/null) || ctl=
+case $ctl in
+    '' | *[!A-Za-z0-9/._-]*) # must survive the kernel command line and qemu options
+        [ -n "$ctl" ] && rmdir "$ctl"
+        ctl=$(mktemp -d /tmp/symrail-rxe.XXXXXX) || exit 1
+        ;;
+esac
+
+pid=
+cleanup() {
+    trap '' INT TERM HUP
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null # timeout(1) passes it on to qemu
+        wait "$pid" 2>/dev/null
+    fi
+    # Should timeout(1) have gone without its child, end qemu itself.
+    if [ -s "$ctl/qemu.pid" ]; then
+        qp=$(cat "$ctl/qemu.pid")
+        if [ "$(cat "/proc/$qp/comm" 2>/dev/null)" = qemu-system-x86 ]; then
+            kill -KILL "$qp" 2>/dev/null
+        fi
+    fi
+    if [ -n "${SYMRAIL_RXE_KEEP_LOG:-}" ] && [ -f "$ctl/console.log" ]; then
+        cp "$ctl/console.log" "$SYMRAIL_RXE_KEEP_LOG"
+    fi
+    rm -rf "$ctl"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+{
+    echo "# generated by run-in-vm.sh"
+    echo "RXE_CTL=$(q "$ctl")"
+    echo "RXE_DEVICES=$devices"
+    echo "RXE_CWD=$(q "$cwd")"
+    echo "RXE_PATH=$(q "$PATH")"
+    echo "RXE_HOME=$(q "${HOME:-/root}")"
+    echo "rxe_env() {"
+    printf '%s' "$env_lines"
+    echo "    :"
+    echo "}"
+    printf 'rxe_cmd() {\n   '
+    for a in "$@"; do printf ' %s' "$(q "$a")"; done
+    printf '\n}\n'
+    cat "$here/guest-run.sh"
+} > "$ctl/guest.sh" || exit 1
+
+kargs="console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable no_timer_check"
+kargs="$kargs audit=0 cryptomgr.notests random.trust_cpu=on noreplace-smp pci=noaer"
+kargs="$kargs symrail_ctl=$ctl${SYMRAIL_RXE_9P:+ symrail_9p=$SYMRAIL_RXE_9P}"
+
+timeout -k 5 "$tmo" qemu-system-x86_64 \
+    -M q35 -accel "${SYMRAIL_RXE_ACCEL:-tcg,thread=multi}" -cpu max \
+    -m "$mem" -smp "$smp" \
+    -nodefaults -no-user-config -display none -no-reboot \
+    -kernel "$kernel" -initrd "$cache/initrd.cpio" -append "$kargs" \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,multidevs=remap \
+    -chardev "file,id=con,path=$ctl/console.log" -serial chardev:con \
+    -chardev stdio,id=out,signal=off -serial chardev:out \
+    -pidfile "$ctl/qemu.pid" < /dev/null &
+pid=$!
+wait "$pid"
+rc=$?
+pid=
+
+if [ "$rc" = 124 ]; then
+    echo "$me: TIMEOUT: the guest ran longer than ${tmo}s and was killed" >&2
+    exit 124
+fi
+status=$(cat "$ctl/status" 2>/dev/null)
+case $status in
+    '' | *[!0-9]*)
+        case $status in
+            setup:*) echo "$me: guest setup failed:${status#setup:}" >&2 ;;
+            *) echo "$me: the guest ended without an exit status (qemu exit $rc); last kernel messages:" >&2
+               tail -n 25 "$ctl/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/  /' >&2 ;;
+        esac
+        exit 1
+        ;;
+esac
+exit "$status"
