@@ -498,6 +498,23 @@ static int sr_symrun_tmpdir_make(sr_symrun_job_t *job)
     return 0;
 }
 
+/* symrail PEs name their shared-memory objects /symrail-<nspace>-...; they
+ * unlink them once every local peer has attached, but a rank killed during
+ * start-up cannot.  Every rank is gone by now, so whatever is left is stale. */
+static void sr_symrun_shm_remove(sr_symrun_job_t *job)
+{
+    char prefix[PMIX_MAX_NSLEN + 16];
+    int len = snprintf(prefix, sizeof(prefix), "symrail-%s-", job->nspace);
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, prefix, (size_t)len) == 0 && unlinkat(dirfd(d), e->d_name, 0) != 0)
+            fprintf(stderr, "symrun: warning: cannot remove /dev/shm/%s: %s\n", e->d_name,
+                    strerror(errno));
+    closedir(d);
+}
+
 static void sr_symrun_tmpdir_remove(sr_symrun_job_t *job)
 {
     if (!job->tmpdir_made)
@@ -1576,6 +1593,7 @@ int main(int argc, char **argv)
     sr_symrun_reap_strays();
     sr_symrun_decide(&job, 0);
     code = job.exit_code;
+    sr_symrun_shm_remove(&job);
 
 err_server:
     sr_symrun_server_stop(&job);

@@ -2,6 +2,8 @@
  * alignment, calloc, exhaustion; barrier correctness. */
 #include "tcommon.h"
 
+#include <dirent.h>
+
 #define CHURN 400
 #define LIVE  32
 
@@ -100,6 +102,21 @@ int main(void)
     }
     symrail_free(cnt);
     t_pass("barrier_all / sync_all");
+
+    /* Once every PE is up, no shared-memory object of this job has a name
+     * left: a job killed now leaves nothing behind in /dev/shm. */
+    const char *ns = getenv("PMIX_NAMESPACE");
+    if (ns) {
+        char prefix[300];
+        int plen = snprintf(prefix, sizeof(prefix), "symrail-%s-", ns);
+        DIR *d = opendir("/dev/shm");
+        T_ASSERT(d != NULL, "cannot list /dev/shm");
+        for (struct dirent *e; (e = readdir(d)) != NULL;)
+            T_ASSERT(strncmp(e->d_name, prefix, (size_t)plen) != 0, "/dev/shm/%s still exists",
+                     e->d_name);
+        closedir(d);
+        t_pass("no shared-memory names left while running");
+    }
 
     symrail_free(addrs);
     symrail_finalize();

@@ -169,20 +169,25 @@ vmlinuz=/boot/vmlinuz-$kver
 
 cache_base=${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/symrail-rxe}
 cache=$cache_base/$kver
-cache_format="symrail-rxe cache 1"   # change when what build_cache makes changes
+cache_format="symrail-rxe cache 2"   # change when what build_cache makes changes
 
-# Modules (with their dependencies first) that make virtio-pci and 9p work.
+# Modules (dependencies first) for the roots given, one "name path" a line;
+# built-in ones are left out.  Two sets: virtio-pci and 9p, to reach the host
+# root; Soft-RoCE, with veth, the crc32 that rxe asks the crypto API for, and
+# rdma_ucm for rdma_cm users.
+BOOT_MODULES="virtio_pci 9pnet_virtio 9p"
+RXE_MODULES="rdma_rxe rdma_ucm veth crc32_generic"
 resolve_modules() {
-    for root in virtio_pci 9pnet_virtio 9p; do
-        resolve_one "$root"
+    resolved=" "
+    for root in "$@"; do
+        resolve_one "$root" || return 1
     done
 }
-resolved=" "
 resolve_one() {
     local _path _dep
     case $resolved in *" $1 "*) return 0 ;; esac
-    _path=$(modinfo -k "$kver" -n "$1" 2>/dev/null) || { echo "module $1 not found" >&2; return 1; }
     resolved="$resolved$1 "
+    _path=$(modinfo -k "$kver" -n "$1" 2>/dev/null) || { echo "module $1 not found" >&2; return 1; }
     case $_path in /*) ;; *) return 0 ;; esac     # built in
     for _dep in $(modinfo -k "$kver" -F depends "$1" | tr ',' ' '); do
         resolve_one "$_dep" || return 1
@@ -229,13 +234,20 @@ build_cache() {
     mkdir -p "$r/bin" "$r/lib/modules" "$r/proc" "$r/sys" "$r/dev" "$r/host"
     cp "$busybox" "$r/bin/busybox" && cp "$here/guest-init" "$r/init" && chmod 755 "$r/init" ||
         { rm -rf "$b"; echo "$me: cannot build the initramfs" >&2; exit 1; }
-    list=$(resolve_modules) || { rm -rf "$b"; echo "$me: cannot resolve the 9p modules of $kver" >&2; exit 1; }
-    echo "$list" | while read -r name path; do
-        [ -n "$name" ] || continue
-        copy_module "$path" "$r/lib/modules/$name.ko" || exit 1
-        echo "$name" >> "$r/lib/modules/order"
-    done || { rm -rf "$b"; echo "$me: cannot copy the modules" >&2; exit 1; }
-    touch "$r/lib/modules/order"
+    for set in boot rxe; do
+        if [ $set = boot ]; then roots=$BOOT_MODULES; else roots=$RXE_MODULES; fi
+        # shellcheck disable=SC2086
+        list=$(resolve_modules $roots) && : > "$r/lib/modules/$set" &&
+            echo "$list" | while read -r name path; do
+                [ -n "$name" ] || continue
+                [ -e "$r/lib/modules/$name.ko" ] && continue
+                copy_module "$path" "$r/lib/modules/$name.ko" && echo "$name" >> "$r/lib/modules/$set" || exit 1
+            done || { rm -rf "$b"; echo "$me: cannot put the $set modules of $kver into the initramfs" >&2; exit 1; }
+    done
+    # The kernel's module autoloader runs /sbin/modprobe in the initramfs root.
+    mkdir -p "$r/sbin"
+    printf '#!/bin/busybox sh\nexec /bin/busybox chroot /host modprobe "$@"\n' > "$r/sbin/modprobe"
+    chmod 755 "$r/sbin/modprobe"
     (cd "$r" && find . | "$busybox" cpio -o -H newc 2>/dev/null) > "$b/initrd.cpio" ||
         { rm -rf "$b"; echo "$me: cpio failed" >&2; exit 1; }
     if ! extract_vmlinux "$vmlinuz" "$b/vmlinux"; then
@@ -314,7 +326,7 @@ trap 'exit 129' HUP
 
 kargs="console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable no_timer_check"
 kargs="$kargs audit=0 cryptomgr.notests random.trust_cpu=on noreplace-smp pci=noaer"
-kargs="$kargs symrail_ctl=$ctl${SYMRAIL_RXE_9P:+ symrail_9p=$SYMRAIL_RXE_9P}"
+kargs="$kargs symrail_ctl=$ctl symrail_rxe=$devices${SYMRAIL_RXE_9P:+ symrail_9p=$SYMRAIL_RXE_9P}"
 
 timeout -k 5 "$tmo" qemu-system-x86_64 \
     -M q35 -accel "${SYMRAIL_RXE_ACCEL:-tcg,thread=multi}" -cpu max \

@@ -69,12 +69,16 @@ symrail_status_t sr_rails_topo_load(const char *xml_path_or_null, hwloc_topology
  * weight is speed_mbps for the nearest rails; a farther rail's weight is
  * scaled down by its distance ratio to the nearest (10 vs 21: about half;
  * without a matrix, local and remote count as 10 and 20) and is 0 when that
- * ratio exceeds max_ratio (<= 0: no limit; below 1 it acts as 1).
+ * ratio exceeds max_ratio (<= 0: no limit; the nearest rails are never
+ * dropped, whatever the limit).
  * An unknown speed counts as the slowest known speed among the rails, or as
  * 100 when no speed is known, so distance still shows in the weights.
  *
- * A device absent from the topology (a software device such as rxe0) has
- * numa -1 and distance -1 and weight by speed; see the source for why.
+ * A device absent from the topology (a software device such as rxe0), or
+ * one hwloc could not place on a machine with several NUMA nodes, has numa
+ * -1, distance -1 and weight by speed, unscaled and never dropped; it does
+ * not count as nearest.  A device on an object spanning several NUMA nodes
+ * reports the first of them.
  * If no rail has locality information (or topo is NULL) every rail gets
  * distance 0 and weight by speed.  When n > 0 at least one weight is nonzero.
  */
