@@ -169,7 +169,7 @@ vmlinuz=/boot/vmlinuz-$kver
 
 cache_base=${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/symrail-rxe}
 cache=$cache_base/$kver
-cache_format="symrail-rxe cache 2"   # change when what build_cache makes changes
+cache_format="symrail-rxe cache 3"   # change when what build_cache makes changes
 
 # Modules (dependencies first) for the roots given, one "name path" a line;
 # built-in ones are left out.  Two sets: virtio-pci and 9p, to reach the host
@@ -227,6 +227,18 @@ extract_vmlinux() { # image out
     return 1
 }
 
+# Drop a module's appended signature: checking it costs about as much as the
+# rest of the insmod under emulation.  An unsigned module still loads (the
+# kernel notes a taint) unless signatures are enforced.
+strip_signature() {
+    [ "$(tail -c 28 "$1")" = "~Module signature appended~" ] || return 0
+    # shellcheck disable=SC2046
+    set -- "$1" $(tail -c 40 "$1" | head -c 12 | od -An -tu1)
+    [ $# = 13 ] || return 0
+    _keep=$(($(wc -c < "$1") - 40 - (${10} << 24 | ${11} << 16 | ${12} << 8 | ${13})))
+    head -c "$_keep" "$1" > "$1.unsigned" && mv -f "$1.unsigned" "$1"
+}
+
 build_cache() {
     mkdir -p "$cache" || { echo "$me: cannot create $cache" >&2; exit 1; }
     b=$(mktemp -d "$cache/.build.XXXXXX") || exit 1
@@ -241,7 +253,9 @@ build_cache() {
             echo "$list" | while read -r name path; do
                 [ -n "$name" ] || continue
                 [ -e "$r/lib/modules/$name.ko" ] && continue
-                copy_module "$path" "$r/lib/modules/$name.ko" && echo "$name" >> "$r/lib/modules/$set" || exit 1
+                copy_module "$path" "$r/lib/modules/$name.ko" &&
+                    { [ "${SYMRAIL_RXE_KEEP_SIGNATURES:-0}" = 1 ] || strip_signature "$r/lib/modules/$name.ko"; } &&
+                    echo "$name" >> "$r/lib/modules/$set" || exit 1
             done || { rm -rf "$b"; echo "$me: cannot put the $set modules of $kver into the initramfs" >&2; exit 1; }
     done
     # The kernel's module autoloader runs /sbin/modprobe in the initramfs root.

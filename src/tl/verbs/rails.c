@@ -15,8 +15,8 @@
 #endif
 
 /* Without a latency matrix, local and remote costs follow the ACPI SLIT
- * defaults, so a remote rail gets half the weight of a local one and is kept
- * by a max_ratio of 2 (only rails "more than twice as far" are dropped). */
+ * defaults, which Linux also reports when the firmware has no SLIT: a remote
+ * rail gets half the weight of a local one and a max_ratio of 2 keeps it. */
 #define SR_RAILS_LOCAL_COST  10
 #define SR_RAILS_REMOTE_COST 20
 
@@ -46,18 +46,19 @@ static int sr_rails_is_space(char c)
 /* Strict: strtol would accept "+1", " 1" and "1x" prefixes that hide typos. */
 static int sr_rails_parse_port(const char *s, size_t len)
 {
-    long v = 0;
+    int v = 0;
 
     if (len == 0)
         return -1;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
             return -1;
-        v = v * 10 + (s[i] - '0');
-        if (v > INT_MAX)
+        int digit = s[i] - '0';
+        if (v > (INT_MAX - digit) / 10)
             return -1;
+        v = v * 10 + digit;
     }
-    return v > 0 ? (int)v : -1;
+    return v > 0 ? v : -1;
 }
 
 static sr_rails_entry_kind_t sr_rails_entry_parse(const char *s, size_t len,
