@@ -142,6 +142,30 @@ symrail_status_t symrail_atomic_swap(uint64_t *target, uint64_t value, int pe,
 symrail_status_t symrail_atomic_compare_swap(uint64_t *target, uint64_t cond,
                                              uint64_t value, int pe, uint64_t *old_p);
 
+/* ---- counters --------------------------------------------------------- */
+#define SYMRAIL_STATS_MAX_RAILS 8
+
+typedef struct {
+    uint64_t puts, gets, put_bytes, get_bytes;
+    uint64_t atomics, signals, notify_sent, notify_recv;
+    uint64_t quiets, barriers, sleeps;
+    uint64_t slices_posted;     /* network work requests posted */
+    uint64_t completions;       /* ... and completed */
+    uint64_t retries;           /* slices posted again after their lane failed */
+    uint64_t stalls;            /* times a transport had no room and the caller progressed */
+    uint64_t qp_full;           /* ... because a queue pair had SYMRAIL_MAX_WR outstanding */
+    uint64_t cq_full;           /* ... because a completion queue was full */
+    uint32_t nrails;
+    struct {
+        char     name[32];      /* device:port */
+        uint64_t bytes;         /* bytes of put/get data carried */
+        uint64_t slices;
+    } rails[SYMRAIL_STATS_MAX_RAILS];
+} symrail_stats_t;
+
+/* This PE's counters since init. */
+symrail_status_t symrail_stats(symrail_stats_t *stats_p);
+
 #ifdef __cplusplus
 }
 #endif

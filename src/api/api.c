@@ -427,3 +427,16 @@ symrail_status_t symrail_atomic_compare_swap(uint64_t *target, uint64_t cond, ui
     return sr_api_amo("symrail_atomic_compare_swap", SR_TL_AMO_CSWAP, target, value, cond, pe,
                       old_p);
 }
+
+/* ---- counters ------------------------------------------------------------------------- */
+
+symrail_status_t symrail_stats(symrail_stats_t *stats_p)
+{
+    SR_API_UP("symrail_stats", SYMRAIL_ERR_INVALID);
+    if (stats_p == NULL) {
+        sr_error("symrail_stats: stats_p is NULL");
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_stats_collect(stats_p);
+    return SYMRAIL_OK;
+}

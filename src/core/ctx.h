@@ -122,6 +122,7 @@ static inline uint64_t sr_heap_offset(const void *addr)
 symrail_status_t sr_core_init(void);
 symrail_status_t sr_core_finalize(void);
 void sr_core_abort(int code, const char *msg) __attribute__((noreturn));
+void sr_stats_collect(symrail_stats_t *stats_p);
 
 /* progress.c: one wait loop for every blocking call. */
 typedef int (*sr_cond_fn_t)(void *arg);

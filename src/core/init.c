@@ -284,21 +284,52 @@ err_env:
     return st;
 }
 
-static void sr_stats_print(void)
+void sr_stats_collect(symrail_stats_t *st)
 {
     const sr_stats_t *s = &sr_ctx.stats;
+    memset(st, 0, sizeof(*st));
+    st->puts = s->puts;
+    st->gets = s->gets;
+    st->put_bytes = s->put_bytes;
+    st->get_bytes = s->get_bytes;
+    st->atomics = s->atomics;
+    st->signals = s->signals;
+    st->notify_sent = s->notifies_sent;
+    st->notify_recv = s->notifies_recv;
+    st->quiets = s->quiets;
+    st->barriers = s->barriers;
+    st->sleeps = s->waits_slept;
+    st->stalls = s->backpressure_stalls;
+    st->retries = s->retries;
+    for (int i = 0; i < sr_ctx.ntls; i++)
+        sr_ctx.tls[i].ops->stats(sr_ctx.tls[i].tl, st);
+}
+
+static void sr_stats_print(void)
+{
+    symrail_stats_t s;
+    char rails[512] = "";
+    size_t pos = 0;
+    sr_stats_collect(&s);
+    for (uint32_t r = 0; r < s.nrails && pos < sizeof(rails); r++)
+        pos += (size_t)snprintf(rails + pos, sizeof(rails) - pos, " %s %llu B/%llu slices",
+                                s.rails[r].name, (unsigned long long)s.rails[r].bytes,
+                                (unsigned long long)s.rails[r].slices);
     /* Asked for explicitly, so printed whatever SYMRAIL_LOG says. */
     fprintf(stderr,
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
-            "stalls %llu retries %llu\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
-            (unsigned long long)s->puts, (unsigned long long)s->put_bytes,
-            (unsigned long long)s->gets, (unsigned long long)s->get_bytes,
-            (unsigned long long)s->atomics, (unsigned long long)s->signals,
-            (unsigned long long)s->notifies_sent, (unsigned long long)s->notifies_recv,
-            (unsigned long long)s->quiets, (unsigned long long)s->barriers,
-            (unsigned long long)s->waits_slept, (unsigned long long)s->backpressure_stalls,
-            (unsigned long long)s->retries);
+            "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu"
+            "%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
+            (unsigned long long)s.puts, (unsigned long long)s.put_bytes,
+            (unsigned long long)s.gets, (unsigned long long)s.get_bytes,
+            (unsigned long long)s.atomics, (unsigned long long)s.signals,
+            (unsigned long long)s.notify_sent, (unsigned long long)s.notify_recv,
+            (unsigned long long)s.quiets, (unsigned long long)s.barriers,
+            (unsigned long long)s.sleeps, (unsigned long long)s.slices_posted,
+            (unsigned long long)s.completions, (unsigned long long)s.stalls,
+            (unsigned long long)s.qp_full, (unsigned long long)s.cq_full,
+            (unsigned long long)s.retries, s.nrails ? "; rails:" : "", rails);
 }
 
 symrail_status_t sr_core_finalize(void)

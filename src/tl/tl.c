@@ -36,3 +36,8 @@ void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
     (void)ep, (void)region, (void)offset;
     return NULL;
 }
+
+void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
+{
+    (void)ctx, (void)stats_p;
+}

@@ -110,6 +110,8 @@ typedef struct sr_tl_ops {
     int (*progress)(sr_tl_ctx_t *ctx);
     /* SYMRAIL_OK while the peer is alive, SYMRAIL_ERR_PEER_GONE after. */
     symrail_status_t (*ep_check)(sr_tl_ep_t *ep);
+    /* Adds this transport's counters into *stats_p. */
+    void (*stats)(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
     /* Sleeping wait: token = wait_prepare(); re-check the condition; then
      * wait(token) returns when a peer may have changed our memory, or after
      * timeout_ns; wait_done() always follows wait_prepare(). */
@@ -125,6 +127,7 @@ int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                           size_t len);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
 /* Prints the RDMA rails this process would use and their weights. */
 void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);

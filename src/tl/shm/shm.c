@@ -419,6 +419,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .notify       = sr_shm_notify,
     .progress     = sr_shm_progress,
     .ep_check     = sr_shm_ep_check,
+    .stats        = sr_tl_no_stats,
     .wait_prepare = sr_shm_wait_prepare,
     .wait         = sr_shm_wait,
     .wait_done    = sr_shm_wait_done,

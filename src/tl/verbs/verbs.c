@@ -75,6 +75,8 @@ typedef struct {
     uint8_t        is_eth;
     uint32_t       weight;
     uint64_t       speed_mbps;
+    uint64_t       bytes;        /* put/get data carried */
+    uint64_t       slices;
 } sr_ib_rail_t;
 
 typedef struct {
@@ -198,6 +200,7 @@ struct sr_tl_ctx {
 
     int             fault_lane;
     uint64_t        fault_after;
+    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full;
 };
 
 static inline uint32_t sr_ib_psn(uint32_t qpn)
@@ -1023,6 +1026,7 @@ static symrail_status_t sr_ib_post(sr_tl_ep_t *ep, sr_ib_lane_t *lane, struct ib
     lane->outstanding++;
     dev->cq_outstanding++;
     lane->posted++;
+    ctx->n_posted++;
     if (sr_unlikely(ctx->fault_lane >= 0 && &ep->lanes[ctx->fault_lane] == lane &&
                     lane->posted == ctx->fault_after))
         sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_FAULT_QP_ERROR)");
@@ -1031,8 +1035,15 @@ static symrail_status_t sr_ib_post(sr_tl_ep_t *ep, sr_ib_lane_t *lane, struct ib
 
 static inline int sr_ib_room(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
-    return lane->outstanding < ep->ctx->max_wr &&
-           lane->rail->dev->cq_outstanding < lane->rail->dev->cq_size;
+    if (sr_unlikely(lane->outstanding >= ep->ctx->max_wr)) {
+        ep->ctx->n_qp_full++;
+        return 0;
+    }
+    if (sr_unlikely(lane->rail->dev->cq_outstanding >= lane->rail->dev->cq_size)) {
+        ep->ctx->n_cq_full++;
+        return 0;
+    }
+    return 1;
 }
 
 static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, void *local,
@@ -1076,8 +1087,12 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
     wr.wr.rdma.remote_addr = ep->raddr[region] + roff;
     wr.wr.rdma.rkey = ep->rkey[rail][region];
     symrail_status_t st = sr_ib_post(ep, lane, &wr, op);
-    if (st != SR_TL_INPROGRESS)
+    if (st != SR_TL_INPROGRESS) {
         sr_ib_op_put(ctx, op);
+    } else {
+        lane->rail->bytes += len;
+        lane->rail->slices++;
+    }
     return st;
 }
 
@@ -1164,6 +1179,7 @@ static void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
     sr_ib_lane_t *lane = op->lane;
     lane->outstanding--;
     lane->rail->dev->cq_outstanding--;
+    ctx->n_completed++;
     if (sr_unlikely(wc->status != IBV_WC_SUCCESS)) {
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
             char why[160];
@@ -1385,6 +1401,21 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
     return SYMRAIL_ERR_PEER_GONE;
 }
 
+static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
+{
+    stats_p->slices_posted += ctx->n_posted;
+    stats_p->completions += ctx->n_completed;
+    stats_p->qp_full += ctx->n_qp_full;
+    stats_p->cq_full += ctx->n_cq_full;
+    for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
+        sr_ib_rail_t *rail = &ctx->rails[r];
+        __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
+        snprintf(out->name, sizeof(out->name), "%.20s:%d", rail->dev->name, rail->port);
+        out->bytes = rail->bytes;
+        out->slices = rail->slices;
+    }
+}
+
 static uint32_t sr_ib_wait_prepare(sr_tl_ctx_t *ctx)
 {
     (void)ctx;
@@ -1447,6 +1478,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .notify       = sr_ib_notify,
     .progress     = sr_ib_progress,
     .ep_check     = sr_ib_ep_check,
+    .stats        = sr_ib_stats,
     .wait_prepare = sr_ib_wait_prepare,
     .wait         = sr_ib_wait,
     .wait_done    = sr_ib_wait_done,
