@@ -4,7 +4,7 @@
 
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
 for n in 2 4; do
-    for t in t_rma t_signal t_notify t_atomic t_heap t_badinput; do
+    for t in t_rma t_signal t_notify t_atomic t_heap t_badinput t_storm; do
         run_case "$t -n $n" 0 '^ok: ' "$SYMRUN" -n "$n" --timeout 300 "$T/$t"
     done
     run_case "symrail_putmem with a bad PE aborts the job (-n $n)" nonzero \
@@ -14,6 +14,9 @@ for n in 2 4; do
         'ok: waiting on a departed peer fails with: peer process is gone' \
         "$SYMRUN" -n "$n" --timeout 60 "$T/t_badinput" peergone
 done
+run_case "a peer gone mid-transfer gives an error" 0 \
+    'ok: a peer killed mid-transfer gives "peer process is gone"' \
+    "$SYMRUN" -n 2 --timeout 60 "$T/t_badinput" killmid
 # Knobs: a tiny heap makes exhaustion happen for real; few notify slots force
 # senders to wait for room; an unknown variable is warned about.
 run_case "small heap exhaustion message" 0 'raise SYMRAIL_HEAP_SIZE' \

@@ -10,12 +10,13 @@ int main(void)
     symrail_init();
     int me = symrail_my_pe(), n = symrail_n_pes();
     uint64_t *ctr = symrail_calloc(4, sizeof(uint64_t));
-    uint64_t *seen = calloc(ADDS, sizeof(uint64_t));
+    const int adds = (int)t_env("T_ADDS", ADDS);
+    uint64_t *seen = calloc((size_t)adds, sizeof(uint64_t));
     T_ASSERT(ctr && seen, "allocation failed");
     T_CHECK(symrail_barrier_all());
 
     /* Every PE hammers the counter on every PE (starting at a different one). */
-    for (int i = 0; i < ADDS; i++) {
+    for (int i = 0; i < adds; i++) {
         uint64_t old;
         T_CHECK(symrail_atomic_fetch_add(&ctr[0], 1, (me + i) % n, &old));
         if ((me + i) % n == 0)
@@ -28,18 +29,18 @@ int main(void)
         T_CHECK(symrail_atomic_fetch(&ctr[0], pe, &v));
         total += v;
     }
-    T_ASSERT(total == (uint64_t)n * ADDS, "fetch_add total %llu, expected %llu",
-             (unsigned long long)total, (unsigned long long)n * ADDS);
+    T_ASSERT(total == (uint64_t)n * adds, "fetch_add total %llu, expected %llu",
+             (unsigned long long)total, (unsigned long long)n * adds);
     T_CHECK(symrail_atomic_fetch(&ctr[1], me, &v));
     uint64_t want = 0;
-    for (int i = 0; i < ADDS; i++)
+    for (int i = 0; i < adds; i++)
         want += (i % n == me) ? 3u * (uint64_t)n : 0;
     T_ASSERT(v == want, "add total on PE %d: %llu, expected %llu", me, (unsigned long long)v,
              (unsigned long long)want);
     /* The old values one PE saw from PE 0's counter strictly increase. */
     uint64_t last = 0;
     int first = 1;
-    for (int i = 0; i < ADDS; i++) {
+    for (int i = 0; i < adds; i++) {
         if ((me + i) % n != 0)
             continue;
         T_ASSERT(first || seen[i] > last, "fetch_add returned %llu after %llu",

@@ -3,9 +3,11 @@
  *   t_badinput          status-returning calls (run with any number of PEs)
  *   t_badinput abort    PE 1 calls the void symrail_putmem with a bad PE: the job ends
  *   t_badinput peergone PE 1 leaves without finalize; PE 0's wait must end with an error
+ *   t_badinput killmid  PE 1 dies while PE 0 streams puts to it: PE 0 gets an error in time
  */
 #include "tcommon.h"
 
+#include <time.h>
 #include <unistd.h>
 
 static int guard_ok(const unsigned char *g, size_t n, unsigned char v)
@@ -118,6 +120,40 @@ int main(int argc, char **argv)
             T_ASSERT(st == SYMRAIL_ERR_PEER_GONE, "wait on a departed peer returned %d (%s)",
                      (int)st, symrail_strerror(st));
             printf("ok: waiting on a departed peer fails with: %s\n", symrail_strerror(st));
+            fflush(stdout);
+        }
+        _exit(0);
+    }
+    else if (strcmp(mode, "killmid") == 0) {
+        size_t blk = 65536;
+        unsigned char *dst = symrail_malloc(blk * 16), *src = symrail_malloc(blk);
+        T_CHECK(symrail_barrier_all());
+        if (me == 1) {
+            /* Gone without a word, as if killed; exit status 0 keeps the
+             * launcher from tearing the job down before PE 0 notices. */
+            usleep(300 * 1000);
+            _exit(0);
+        }
+        if (me == 0) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            symrail_status_t st = SYMRAIL_OK;
+            double el = 0;
+            /* A copy into a dead peer's memory may still succeed (shared
+             * memory stays mapped); the job's next barrier cannot. */
+            for (unsigned i = 0; st == SYMRAIL_OK && el < 3.0; i++) {
+                st = symrail_put(dst + (i % 16) * blk, src, blk, 1);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                el = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+            }
+            if (st == SYMRAIL_OK)
+                st = symrail_barrier_all();
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            el = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+            T_ASSERT(st == SYMRAIL_ERR_PEER_GONE || st == SYMRAIL_ERR_TRANSPORT,
+                     "transfers to a killed peer ended with %d (%s)", (int)st, symrail_strerror(st));
+            printf("ok: a peer killed mid-transfer gives \"%s\" after %.1f s\n",
+                   symrail_strerror(st), el);
             fflush(stdout);
         }
         _exit(0);

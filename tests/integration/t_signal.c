@@ -32,7 +32,8 @@ int main(void)
     /* Ring: PE writes round r into slot r%SLOTS of its right neighbour and
      * sets that slot's signal to r+1; the reader checks every byte as soon
      * as it sees the signal, then acks so the slot may be reused. */
-    for (unsigned r = 0; r < ROUNDS; r++) {
+    unsigned rounds = (unsigned)t_env("T_ROUNDS", ROUNDS);
+    for (unsigned r = 0; r < rounds; r++) {
         size_t sz = 1 + (r * 7919u) % maxsz;
         unsigned s = r % SLOTS;
         if (r >= SLOTS)  /* the reader is done with this slot's last use */
@@ -50,7 +51,7 @@ int main(void)
         T_CHECK(symrail_atomic_add(ack, 1, left));
     }
     T_CHECK(symrail_barrier_all());
-    t_pass("put_signal SET ordering stress (ring, 2000 rounds, 1 B .. 64 KiB)");
+    t_pass("put_signal SET ordering stress (ring, 1 B .. 64 KiB)");
 
     /* ADD: every PE adds its contribution to PE 0's counter after its data. */
     for (unsigned r = 0; r < 50; r++) {
@@ -96,7 +97,8 @@ int main(void)
         double c0 = cpu_seconds();
         T_CHECK(symrail_signal_wait_until(late, SYMRAIL_CMP_EQ, 1, NULL));
         double used = cpu_seconds() - c0;
-        T_ASSERT(used < 0.3, "waiting 600 ms used %.3f s of CPU: the wait does not sleep", used);
+        if (!t_env("T_WAIT_MAY_SPIN", 0))
+            T_ASSERT(used < 0.3, "waiting 600 ms used %.3f s of CPU: the wait does not sleep", used);
     }
     symrail_free(late);
     t_pass("a long wait sleeps");

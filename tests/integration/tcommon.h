@@ -41,6 +41,8 @@ static inline void t_fail(const char *file, int line, const char *fmt, ...)
                    symrail_strerror(st_), #want);                                          \
     } while (0)
 
+#define T_CHECK_STATS(call) T_CHECK(call)
+
 #define T_ASSERT(cond, ...)                                                                \
     do {                                                                                   \
         if (!(cond))                                                                       \
@@ -69,6 +71,35 @@ static inline size_t t_verify(const unsigned char *buf, size_t n, int pe, unsign
         if (buf[i] != t_byte(pe, round, i))
             return i;
     return SIZE_MAX;
+}
+
+/* A knob of a test from the environment, for slow test beds. */
+static inline unsigned long t_env(const char *name, unsigned long def)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoul(v, NULL, 0) : def;
+}
+
+/* With T_EXPECT_RAILS=N: every one of the N rails carried data, and with
+ * T_EXPECT_RETRIES=1 some slice was retried on another lane. */
+static inline void t_check_rails(void)
+{
+    unsigned long want = t_env("T_EXPECT_RAILS", 0);
+    symrail_stats_t st;
+    T_CHECK_STATS(symrail_stats(&st));
+    if (want) {
+        T_ASSERT(st.nrails == want, "%u rails, expected %lu", st.nrails, want);
+        for (uint32_t r = 0; r < st.nrails; r++) {
+            T_ASSERT(st.rails[r].bytes > 0, "rail %s carried no data", st.rails[r].name);
+            printf("PE %d: rail %s carried %llu bytes in %llu slices\n", symrail_my_pe(),
+                   st.rails[r].name, (unsigned long long)st.rails[r].bytes,
+                   (unsigned long long)st.rails[r].slices);
+        }
+    }
+    if (t_env("T_EXPECT_RETRIES", 0) && symrail_my_pe() == 0) {
+        T_ASSERT(st.retries > 0, "no slice was retried");
+        printf("PE 0: %llu slices retried on another lane\n", (unsigned long long)st.retries);
+    }
 }
 
 static inline void t_pass(const char *name)
