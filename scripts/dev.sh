@@ -1,7 +1,8 @@
 #!/bin/sh
 # One entry point for a fresh Debian 12 machine (run as root or with sudo):
 #   scripts/dev.sh demo    install what is missing, build, run the ring demo on 4 PEs
-#   scripts/dev.sh check   install what is missing, build, run every test
+#   scripts/dev.sh check   install what is missing, build, run every test (the verbs
+#                          tests in a Soft-RoCE qemu guest included)
 #   scripts/dev.sh deps    only install the Debian packages
 # BUILD_DIR (default: build) holds the out-of-tree build.
 set -eu
@@ -12,6 +13,9 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libibverbs-dev
 rdma-core ibverbs-providers libhwloc-dev libnuma-dev libcmocka-dev openmpi-bin procps"
+# The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh).
+RXE_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod ibverbs-utils perftest
+iproute2"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -19,7 +23,7 @@ as_root() {
 
 deps() {
     missing=
-    for p in $PACKAGES; do
+    for p in $PACKAGES ${WITH_RXE:+$RXE_PACKAGES}; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
             missing="$missing $p"
     done
@@ -68,10 +72,12 @@ case ${1:-} in
         build
         ./symrun -n 4 ./examples/ring ;;
     check)
+        WITH_RXE=1
         deps
         build
         rc=0
         make -j"$JOBS" check || rc=$?
+        make check-rxe || rc=$?
         if [ "$rc" -ne 0 ]; then
             for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
                 echo "==== $log"; tail -n 60 "$log"

@@ -104,6 +104,9 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             return;
         }
     }
+    /* Say why the lanes failed when the answer is that the peer is gone. */
+    if (peer->ops->ep_check(peer->ep) == SYMRAIL_ERR_PEER_GONE)
+        status = SYMRAIL_ERR_PEER_GONE;
     if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
         sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
                  s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,

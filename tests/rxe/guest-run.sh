@@ -8,7 +8,6 @@
 #
 # The status file ends up holding the command's exit status, or
 # "setup: <reason>" when the guest could not get that far.
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 exec 8>"$RXE_CTL/status"
 
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -17,7 +16,6 @@ unset symrail_ctl symrail_rxe symrail_9p
 
 # Output goes to the second serial port, which the host prints; the first one
 # carries the kernel console into a log file.  Raw mode: no \n -> \r\n.
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 if stty -F /dev/ttyS1 raw -echo 2>/dev/null; then
     exec >/dev/ttyS1 2>&1
 fi
@@ -30,7 +28,6 @@ setup_fail() {
 }
 
 # A working directory below /tmp or /run: bind the host's one over the tmpfs.
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 case $RXE_CWD in
     /tmp | /tmp/* | /run | /run/*)
         mkdir -p "$RXE_CWD" && mount --bind "/dev/.host$RXE_CWD" "$RXE_CWD" ||
@@ -49,9 +46,7 @@ esac
         echo "link set vrxe${i}b up"
         i=$((i + 1))
     done
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 } | ip -batch - || setup_fail "cannot set up lo and the veth pairs"
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 i=0
 while [ "$i" -lt "$RXE_DEVICES" ]; do
     rdma link add "rxe$i" type rxe netdev "vrxe${i}a" ||
@@ -60,13 +55,12 @@ while [ "$i" -lt "$RXE_DEVICES" ]; do
 done
 # Wait (briefly) until every port is ACTIVE and its GID index 1 is the
 # IPv4-mapped address ::ffff:10.77.I.1 (index 0 is the MAC-based link-local).
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 tries=0
 while [ "$RXE_DEVICES" -gt 0 ]; do
     ready=1 i=0
     while [ "$i" -lt "$RXE_DEVICES" ]; do
         p=/sys/class/infiniband/rxe$i/ports/1
-        st= gid=
+        st='' gid=''
         read -r st < "$p/state" 2>/dev/null
         read -r gid < "$p/gids/1" 2>/dev/null
         case $st in *ACTIVE*) ;; *) ready=0 ;; esac
@@ -79,7 +73,7 @@ while [ "$RXE_DEVICES" -gt 0 ]; do
     sleep 0.05
 done
 
-read -r up < /proc/uptime; echo "T $up" > /dev/console
+# shellcheck disable=SC3045 # dash and bash have ulimit -l
 ulimit -l unlimited || setup_fail "cannot lift the locked-memory limit"
 
 # ---- the command ------------------------------------------------------------
@@ -88,11 +82,9 @@ PATH=$RXE_PATH
 HOME=$RXE_HOME
 export PATH HOME
 rxe_env
-read -r up < /proc/uptime; echo "T $up" > /dev/console
-(rxe_cmd)
+(rxe_cmd) 8>&-
 rc=$?
 echo "$rc" >&8
-read -r up < /proc/uptime; echo "T $up" > /dev/console
 exec 8>&-
 # Let the serial port drain before the machine powers off (stty sets the
 # attributes with TCSADRAIN, which waits for queued output).

@@ -25,18 +25,26 @@
 # this script's.  Exit 77 ("SKIP: ...") when something needed is not
 # installed, 124 on timeout, 1 when the guest fails before reporting a status.
 #
+# In the guest: rxeI is on veth vrxeIa, 10.77.I.1/24; GID index 1 is the
+# IPv4-mapped ::ffff:10.77.I.1 (index 0 the link-local one).  Each device
+# works in loopback (both ends on the same rxeI); traffic from one rxe device
+# to another in the same guest does not (QP modify to RTR fails on 6.1), so
+# a multi-rail test uses every device in loopback.
+#
 # The kernel is the newest /boot/vmlinuz-* whose /lib/modules has rdma_rxe.
 # The initramfs and an uncompressed copy of the kernel (which boots much
 # faster under emulation) are cached in
 # ${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symrail-rxe}/<kernel>/.
 #
 # Other knobs: SYMRAIL_RXE_ACCEL (qemu -accel value, default
-# tcg,thread=multi: guests hang at boot under KVM on some hosts) and
-# SYMRAIL_RXE_KEEP_LOG=FILE (copy the guest kernel log there).
+# tcg,thread=multi: guests hang at boot under KVM on some hosts),
+# SYMRAIL_RXE_KEEP_LOG=FILE (copy the guest kernel log there),
+# SYMRAIL_RXE_9P (9p cache mode in the guest, default cache=loose).
 set -u
 
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd -P) || exit 1
 me=run-in-vm
+caller_path=$PATH
 PATH=$PATH:/usr/sbin:/sbin
 PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils perftest iproute2"
 
@@ -47,7 +55,10 @@ die() { echo "$me: $*" >&2; exit 2; }
 skip() { echo "SKIP: $*"; exit 77; }
 is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 # Quote one word for sh.
-q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+q() {
+    _q=$(printf '%sx' "$1" | sed "s/'/'\\\\''/g")
+    printf "'%s'" "${_q%x}"
+}
 
 devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
 env_lines=
@@ -91,6 +102,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ "$install" = 1 ] || [ $# -gt 0 ] || { usage >&2; exit 2; }
+[ "$devices" -le 64 ] || die "--devices: at most 64"
 [ "$mem" -ge 256 ] || die "--mem: at least 256 MiB"
 [ "$smp" -ge 1 ] || die "--smp: at least 1"
 [ "$tmo" -ge 1 ] || die "--timeout: at least 1 second"
@@ -140,7 +152,20 @@ missing() {
     have_rxe_provider || { echo "the rxe verbs provider (ibverbs-providers) is not installed"; return; }
 }
 
+# Debian packages of $PACKAGES that are not installed.
+packages_missing() {
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || printf '%s ' "$p"
+    done
+}
+
 what=$(missing)
+# --install alone: make sure every package is there (the self-test needs the
+# ibverbs utilities and perftest, which running commands does not).
+if [ -z "$what" ] && [ "$install" = 1 ] && [ $# -eq 0 ] && command -v dpkg-query >/dev/null; then
+    p=$(packages_missing)
+    [ -z "$p" ] || what="not installed: ${p% }"
+fi
 if [ -n "$what" ] || { [ "$install" = 1 ] && [ $# -eq 0 ]; }; then
     [ "$install" = 1 ] || skip "$what (tests/rxe/run-in-vm.sh --install adds it)"
     if [ -n "$what" ]; then
@@ -169,30 +194,20 @@ vmlinuz=/boot/vmlinuz-$kver
 
 cache_base=${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/symrail-rxe}
 cache=$cache_base/$kver
-cache_format="symrail-rxe cache 3"   # change when what build_cache makes changes
+cache_format="symrail-rxe cache 4"   # change when what build_cache makes changes
 
 # Modules (dependencies first) for the roots given, one "name path" a line;
-# built-in ones are left out.  Two sets: virtio-pci and 9p, to reach the host
-# root; Soft-RoCE, with veth, the crc32 that rxe asks the crypto API for, and
-# rdma_ucm for rdma_cm users.
+# built-in ones are left out (modprobe --show-depends says "builtin").  Two
+# sets: virtio-pci and 9p, to reach the host root; Soft-RoCE, with veth, the
+# crc32 that rxe asks the crypto API for, and rdma_ucm for rdma_cm users.
 BOOT_MODULES="virtio_pci 9pnet_virtio 9p"
 RXE_MODULES="rdma_rxe rdma_ucm veth crc32_generic"
 resolve_modules() {
-    resolved=" "
-    for root in "$@"; do
-        resolve_one "$root" || return 1
-    done
-}
-resolve_one() {
-    local _path _dep
-    case $resolved in *" $1 "*) return 0 ;; esac
-    resolved="$resolved$1 "
-    _path=$(modinfo -k "$kver" -n "$1" 2>/dev/null) || { echo "module $1 not found" >&2; return 1; }
-    case $_path in /*) ;; *) return 0 ;; esac     # built in
-    for _dep in $(modinfo -k "$kver" -F depends "$1" | tr ',' ' '); do
-        resolve_one "$_dep" || return 1
-    done
-    echo "$1 $_path"
+    _deps=$(for root in "$@"; do
+        modprobe -S "$kver" --show-depends "$root" || exit 1
+    done) || return 1
+    printf '%s\n' "$_deps" | awk '$1 == "insmod" && !seen[$2]++ {
+        name = $2; sub(/.*\//, "", name); sub(/\.ko.*/, "", name); print name, $2 }'
 }
 
 # Copy module $2 to $3 uncompressed (busybox insmod may not decompress).
@@ -277,6 +292,7 @@ build_cache() {
     rm -rf "$b"
 }
 
+# shellcheck disable=SC3013 # -nt: dash, bash and busybox have it
 if [ ! -s "$cache/initrd.cpio" ] || [ "$(cat "$cache/stamp" 2>/dev/null)" != "$cache_format" ] ||
     { [ ! -s "$cache/vmlinux" ] && [ ! -e "$cache/no-vmlinux" ]; } ||
     ! cmp -s "$cache/init" "$here/guest-init" ||
@@ -289,21 +305,16 @@ kernel=$cache/vmlinux
 # ---- the run --------------------------------------------------------------------
 
 cwd=$(pwd -P) || exit 1
-ctl=$(mktemp -d "${TMPDIR:-/tmp}/symrail-rxe.XXXXXX" 2>/dev/null) || ctl=
-case $ctl in
-    '' | *[!A-Za-z0-9/._-]*) # must survive the kernel command line and qemu options
-        [ -n "$ctl" ] && rmdir "$ctl"
-        ctl=$(mktemp -d /tmp/symrail-rxe.XXXXXX) || exit 1
-        ;;
-esac
 
-pid=
+ctl='' pid=''
+# shellcheck disable=SC2317 # (run from the traps)
 cleanup() {
     trap '' INT TERM HUP
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null # timeout(1) passes it on to qemu
         wait "$pid" 2>/dev/null
     fi
+    [ -n "$ctl" ] || return 0
     # Should timeout(1) have gone without its child, end qemu itself.
     if [ -s "$ctl/qemu.pid" ]; then
         qp=$(cat "$ctl/qemu.pid")
@@ -321,12 +332,20 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+ctl=$(mktemp -d "${TMPDIR:-/tmp}/symrail-rxe.XXXXXX" 2>/dev/null) || ctl=
+case $ctl in
+    '' | *[!A-Za-z0-9/._-]*) # must survive the kernel command line and qemu options
+        [ -n "$ctl" ] && rmdir "$ctl"
+        ctl=$(mktemp -d /tmp/symrail-rxe.XXXXXX) || exit 1
+        ;;
+esac
+
 {
     echo "# generated by run-in-vm.sh"
     echo "RXE_CTL=$(q "$ctl")"
     echo "RXE_DEVICES=$devices"
     echo "RXE_CWD=$(q "$cwd")"
-    echo "RXE_PATH=$(q "$PATH")"
+    echo "RXE_PATH=$(q "$caller_path")"
     echo "RXE_HOME=$(q "${HOME:-/root}")"
     echo "rxe_env() {"
     printf '%s' "$env_lines"
@@ -342,12 +361,16 @@ kargs="console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable no_timer_check"
 kargs="$kargs audit=0 cryptomgr.notests random.trust_cpu=on noreplace-smp pci=noaer"
 kargs="$kargs symrail_ctl=$ctl symrail_rxe=$devices${SYMRAIL_RXE_9P:+ symrail_9p=$SYMRAIL_RXE_9P}"
 
+# passthrough: files the guest creates get the guest's owner, which needs a
+# root qemu; "none" is the same without that (an unprivileged qemu).
+if [ "$(id -u)" = 0 ]; then sm=passthrough; else sm=none; fi
+
 timeout -k 5 "$tmo" qemu-system-x86_64 \
     -M q35 -accel "${SYMRAIL_RXE_ACCEL:-tcg,thread=multi}" -cpu max \
     -m "$mem" -smp "$smp" \
     -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$kernel" -initrd "$cache/initrd.cpio" -append "$kargs" \
-    -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,multidevs=remap \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=$sm,multidevs=remap \
     -chardev "file,id=con,path=$ctl/console.log" -serial chardev:con \
     -chardev stdio,id=out,signal=off -serial chardev:out \
     -pidfile "$ctl/qemu.pid" < /dev/null &
@@ -365,8 +388,17 @@ case $status in
     '' | *[!0-9]*)
         case $status in
             setup:*) echo "$me: guest setup failed:${status#setup:}" >&2 ;;
-            *) echo "$me: the guest ended without an exit status (qemu exit $rc); last kernel messages:" >&2
-               tail -n 25 "$ctl/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/  /' >&2 ;;
+            *)
+                echo "$me: the guest ended without an exit status (qemu exit $rc); kernel log:" >&2
+                # From the first sign of trouble if there is one, else the end.
+                log=$(tr -d '\r' < "$ctl/console.log" 2>/dev/null)
+                n=$(printf '%s\n' "$log" | grep -n -m 1 -E 'BUG:|Oops|Kernel panic|sysrq: Trigger|Out of memory|rxe guest init:' | cut -d: -f1)
+                if [ -n "$n" ]; then
+                    printf '%s\n' "$log" | sed -n "$n,$((n + 19))p"
+                else
+                    printf '%s\n' "$log" | tail -n 20
+                fi | sed 's/^/  /' >&2
+                ;;
         esac
         exit 1
         ;;

@@ -1,0 +1,39 @@
+#!/bin/sh
+# The verbs test suite, run inside the Soft-RoCE guest (see check-rxe.sh):
+# every PE reaches every other PE, and itself, over rxe0 and rxe1 in
+# loopback, with shared memory switched off.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+export SYMRAIL_TRANSPORTS=verbs SYMRAIL_HEAP_SIZE=64M
+# Emulated RDMA moves 10-20 MB/s: smaller sizes and counts, same checks.
+export T_MAX_SIZE=4194304 T_ROUNDS=300 T_ADDS=2000 T_NO_PTR=1 T_WAIT_MAY_SPIN=1
+
+run_case "put/get 1 B .. 4 MiB, one rail (rxe0)" 0 '^ok: put_nbi' \
+    env SYMRAIL_IB_DEVICES=rxe0 T_EXPECT_RAILS=1 "$SYMRUN" -n 2 --timeout 400 "$T/t_rma"
+run_case "put/get 1 B .. 4 MiB, two rails, both carry data" 0 'PE 1: rail rxe1:1 carried [1-9]' \
+    env T_EXPECT_RAILS=2 "$SYMRUN" -n 2 --timeout 400 "$T/t_rma"
+run_case "put/get with 3 PEs" 0 '^ok: all-to-all' \
+    env T_MAX_SIZE=262147 "$SYMRUN" -n 3 --timeout 400 "$T/t_rma"
+run_case "nbi storm past SYMRAIL_MAX_WR x QPs" 0 'qp full [1-9]' \
+    env SYMRAIL_MAX_WR=4 SYMRAIL_QPS_PER_PEER=1 T_EXPECT_STALLS=qp "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
+run_case "nbi storm past the CQ size" 0 'cq full [1-9]' \
+    env SYMRAIL_CQ_SIZE=8 T_EXPECT_STALLS=cq "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
+run_case "put_signal ordering over two rails" 0 '^ok: put_signal ADD' "$SYMRUN" --timeout 400 -n 2 "$T/t_signal"
+run_case "notification messages (credits, no RNR)" 0 '^ok: notify: 3000' \
+    env SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify"
+run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
+run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
+run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
+run_case "QP forced into error mid-transfer: retried on another lane" 0 \
+    'slices retried on another lane' \
+    env SYMRAIL_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+run_case "peer gone mid-transfer gives an error in time" 0 \
+    'ok: a peer killed mid-transfer gives "peer process is gone"' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput" killmid
+MPIRUN=${MPIRUN:-$(command -v mpirun)}
+if [ -n "$MPIRUN" ]; then
+    run_case "put/get under mpirun" 0 '^ok: put_nbi' \
+        env T_MAX_SIZE=262147 timeout 400 "$MPIRUN" --allow-run-as-root --oversubscribe \
+        -np 2 "$T/t_rma"
+fi
+finish
