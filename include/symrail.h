@@ -152,6 +152,7 @@ typedef struct {
     uint64_t slices_posted;     /* network work requests posted */
     uint64_t completions;       /* ... and completed */
     uint64_t retries;           /* slices posted again after their lane failed */
+    uint64_t repairs;           /* failed lanes (queue pairs) rebuilt and reconnected */
     uint64_t stalls;            /* times a transport had no room and the caller progressed */
     uint64_t qp_full;           /* ... because a queue pair had SYMRAIL_MAX_WR outstanding */
     uint64_t cq_full;           /* ... because a completion queue was full */

@@ -319,7 +319,8 @@ static void sr_stats_print(void)
     fprintf(stderr,
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
-            "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu"
+            "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu "
+            "repairs %llu"
             "%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
             (unsigned long long)s.puts, (unsigned long long)s.put_bytes,
             (unsigned long long)s.gets, (unsigned long long)s.get_bytes,
@@ -329,7 +330,8 @@ static void sr_stats_print(void)
             (unsigned long long)s.sleeps, (unsigned long long)s.slices_posted,
             (unsigned long long)s.completions, (unsigned long long)s.stalls,
             (unsigned long long)s.qp_full, (unsigned long long)s.cq_full,
-            (unsigned long long)s.retries, s.nrails ? "; rails:" : "", rails);
+            (unsigned long long)s.retries, (unsigned long long)s.repairs,
+            s.nrails ? "; rails:" : "", rails);
 }
 
 symrail_status_t sr_core_finalize(void)

@@ -172,10 +172,12 @@ typedef struct {
 static int sr_post_retry(void *arg)
 {
     sr_post_retry_t *p = arg;
-    sr_peer_t *peer = &sr_ctx.peers[p->s->pe];
-    /* Another lane may have room where this one has none. */
-    if (peer->lanes.n > 1)
-        p->s->lane = sr_lanes_pick(&peer->lanes, -1);
+    /* Another lane may have room where this one has none, or be up where
+     * this one went down. */
+    if (sr_ctx.peers[p->s->pe].lanes.n > 1) {
+        sr_peer_lanes_refresh(p->s->pe);
+        p->s->lane = sr_lanes_pick(&sr_ctx.peers[p->s->pe].lanes, -1);
+    }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
 }
@@ -234,19 +236,45 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
     return st;
 }
 
+typedef struct {
+    int               pe;
+    sr_tl_amo_t       op;
+    uint64_t          roff, operand, compare;
+    uint64_t         *result_p;
+    sr_req_t         *req;
+    symrail_status_t  st;
+} sr_amo_post_t;
+
+static int sr_amo_try(void *arg)
+{
+    sr_amo_post_t *a = arg;
+    sr_peer_t *peer = &sr_ctx.peers[a->pe];
+    if (peer->lanes.n > 1)
+        sr_peer_lanes_refresh(a->pe);
+    int lane = sr_lanes_pick(&peer->lanes, -1);
+    a->st = lane < 0 ? SYMRAIL_ERR_TRANSPORT
+                     : peer->ops->atomic(peer->ep, lane, a->op, SR_HEAP_REGION, a->roff,
+                                         a->operand, a->compare, a->result_p, &a->req->comp);
+    return a->st != SYMRAIL_ERR_AGAIN;
+}
+
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
     sr_req_t req;
+    sr_amo_post_t a = { pe, op, roff, operand, compare, result_p, &req, SYMRAIL_OK };
+    symrail_status_t st = SYMRAIL_OK;
     sr_req_init(&req);
     sr_ctx.stats.atomics++;
-    /* Not retried on another lane: an atomic that failed may still have
+    /* Retried only while the transport says it posted nothing (no room, or
+     * a lane being repaired): an atomic that failed in flight may still have
      * been applied, and applying it twice would be wrong. */
-    int lane = sr_lanes_pick(&peer->lanes, -1);
-    symrail_status_t st = lane < 0 ? SYMRAIL_ERR_TRANSPORT
-                                   : peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, roff,
-                                                       operand, compare, result_p, &req.comp);
+    if (!sr_amo_try(&a)) {
+        sr_ctx.stats.backpressure_stalls++;
+        st = sr_wait(sr_amo_try, &a, 0, sr_ctx.env.op_timeout, "atomic");
+    }
+    if (st == SYMRAIL_OK)
+        st = a.st;
     if (st == SR_TL_INPROGRESS) {
         req.remaining++;
         st = sr_req_wait(&req, "atomic");

@@ -100,6 +100,10 @@ static inline void t_check_rails(void)
         T_ASSERT(st.retries > 0, "no slice was retried");
         printf("PE 0: %llu slices retried on another lane\n", (unsigned long long)st.retries);
     }
+    if (t_env("T_EXPECT_REPAIRS", 0)) {
+        T_ASSERT(st.repairs > 0, "no failed lane was repaired");
+        printf("PE %d: %llu lanes repaired\n", symrail_my_pe(), (unsigned long long)st.repairs);
+    }
 }
 
 static inline void t_pass(const char *name)

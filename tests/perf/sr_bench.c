@@ -14,6 +14,16 @@
  * extra row measures puts while PE 1 sleeps inside symrail_barrier_all, which
  * is what an application that waits in the library sees.
  *
+ * Network mode (--net, and the default when symrail_ptr() of PE 1 is NULL,
+ * as over verbs): there is no memcpy to compare with, so it measures what a
+ * network benchmark such as perftest does, with every buffer in the
+ * symmetric heap (registered memory: zero-copy, no bounce buffers):
+ * put_nbi and get_nbi bandwidth in windows ended by symrail_quiet, blocking
+ * put and get bandwidth, for 64 KiB .. 4 MiB, and 8-byte latencies,
+ * including a put_signal ping-pong whose half round trip is comparable to
+ * ib_write_lat.  PE 1 waits inside the library there (--target-spin: in user
+ * space), so that it does not take a CPU from a software RDMA device.
+ *
  * Exits non-zero if any symrail call fails or data arrives corrupted.
  * Public API only.
  */
@@ -31,6 +41,11 @@
 #define NBI_WINDOW    64      /* put_nbi/get_nbi issued per quiet, as OSU's window */
 #define MAX_ROUNDS    7
 #define NOTIFY_TAG    0x5b
+/* Network mode: sizes, and how many bytes one nbi window keeps in flight. */
+#define NET_MIN_SIZE  ((size_t)64 << 10)
+#define NET_MAX_SIZE  ((size_t)4 << 20)
+#define NET_WINDOW_BYTES ((size_t)16 << 20)
+#define NET_MAX_SIZES 32
 /* PE 1 stops spinning and blocks in the library if no command comes for this
  * long, so that a PE 0 that died does not leave it burning a core forever. */
 #define IDLE_SPIN_NS  (2ull * 1000 * 1000 * 1000)
@@ -65,19 +80,28 @@ typedef struct {
     _Alignas(64) uint64_t pong;     /* on PE 0 */
     uint64_t pongbuf;
     _Alignas(64) uint64_t counter;  /* on PE 1: target of fetch_add */
+    _Alignas(64) uint64_t mode;     /* on PE 1: 1 + network mode, set by PE 0 at start */
 } ctl_t;
 
 typedef struct {
     int            quick;
     int            rounds;
     double         target_ns;     /* time spent measuring one kernel at one size */
+    int            net;           /* network mode: -1 auto, 0 off, 1 on */
+    int            target_spin;   /* network mode: PE 1 busy-polls in user space */
+    int            window;        /* nbi operations per quiet */
+    int            window_opt;    /* --window, or 0: by NET_WINDOW_BYTES */
+    double         time_ms;       /* --time-ms, or 0 */
+    size_t         max_size;      /* largest transfer, buffer size */
+    size_t         sizes[NET_MAX_SIZES];
+    int            nsizes;        /* --sizes, or 0 */
     ctl_t         *ctl;
     unsigned char *dst;           /* symmetric: put target on PE 1 */
     unsigned char *gsrc;          /* symmetric: get source on PE 1 */
     unsigned char *dst_map;       /* symrail_ptr(dst, PE 1), or NULL */
     unsigned char *gsrc_map;      /* symrail_ptr(gsrc, PE 1), or NULL */
-    unsigned char *src;           /* private: put source */
-    unsigned char *gdst;          /* private: get destination */
+    unsigned char *src;           /* put source: private, symmetric in network mode */
+    unsigned char *gdst;          /* get destination: likewise */
     uint64_t       seq;           /* commands sent so far */
     uint64_t       pp_base;       /* ping-pong values only grow across runs */
     uint64_t       cur_base;
@@ -126,6 +150,10 @@ static unsigned char pattern(size_t i, unsigned salt)
 
 static void wait_cmd(bench_t *b, uint64_t seq)
 {
+    if (b->net && !b->target_spin) {
+        CHECK(symrail_signal_wait_until(&b->ctl->seq, SYMRAIL_CMP_GE, seq, NULL));
+        return;
+    }
     uint64_t t0 = now_ns();
     for (unsigned spins = 1; symrail_signal_fetch(&b->ctl->seq) < seq; spins++) {
         cpu_relax();
@@ -239,7 +267,7 @@ static symrail_status_t k_put_nbi(bench_t *b, size_t n, uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++) {
         symrail_status_t st = symrail_put_nbi(b->dst, b->src, n, TARGET_PE);
-        if (st == SYMRAIL_OK && (i + 1) % NBI_WINDOW == 0)
+        if (st == SYMRAIL_OK && (i + 1) % (uint64_t)b->window == 0)
             st = symrail_quiet();
         if (st != SYMRAIL_OK)
             return st;
@@ -261,7 +289,7 @@ static symrail_status_t k_get_nbi(bench_t *b, size_t n, uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++) {
         symrail_status_t st = symrail_get_nbi(b->gdst, b->gsrc, n, TARGET_PE);
-        if (st == SYMRAIL_OK && (i + 1) % NBI_WINDOW == 0)
+        if (st == SYMRAIL_OK && (i + 1) % (uint64_t)b->window == 0)
             st = symrail_quiet();
         if (st != SYMRAIL_OK)
             return st;
@@ -472,22 +500,22 @@ static void lat_row(const char *what, double ns)
 static int verify(bench_t *b)
 {
     uint64_t bad_get = 0;
-    for (size_t i = 0; i < MAX_SIZE; i++)
+    for (size_t i = 0; i < b->max_size; i++)
         b->src[i] = pattern(i, 1);
-    send_cmd(b, CMD_PREPARE, MAX_SIZE);
-    CHECK(symrail_put(b->dst, b->src, MAX_SIZE, TARGET_PE));
-    send_cmd(b, CMD_VERIFY, MAX_SIZE);
-    memset(b->gdst, 0, MAX_SIZE);
-    CHECK(symrail_get(b->gdst, b->gsrc, MAX_SIZE, TARGET_PE));
-    for (size_t i = 0; i < MAX_SIZE; i++)
+    send_cmd(b, CMD_PREPARE, b->max_size);
+    CHECK(symrail_put(b->dst, b->src, b->max_size, TARGET_PE));
+    send_cmd(b, CMD_VERIFY, b->max_size);
+    memset(b->gdst, 0, b->max_size);
+    CHECK(symrail_get(b->gdst, b->gsrc, b->max_size, TARGET_PE));
+    for (size_t i = 0; i < b->max_size; i++)
         bad_get += b->gdst[i] != pattern(i, 2);
     if (b->ctl->result != 0 || bad_get != 0) {
         fprintf(stderr, "sr_bench: data check of %zu bytes FAILED: put %llu bad bytes, "
-                "get %llu bad bytes\n", MAX_SIZE, (unsigned long long)b->ctl->result,
+                "get %llu bad bytes\n", b->max_size, (unsigned long long)b->ctl->result,
                 (unsigned long long)bad_get);
         return 1;
     }
-    printf("# data check: %zu-byte put and get verified byte for byte\n", MAX_SIZE);
+    printf("# data check: %zu-byte put and get verified byte for byte\n", b->max_size);
     return 0;
 }
 
@@ -546,19 +574,179 @@ static int drive(bench_t *b)
     return 0;
 }
 
+/* ---- network mode ------------------------------------------------------------ */
+
+/* nbi operations per quiet at size n: NET_WINDOW_BYTES in flight, 1..NBI_WINDOW. */
+static int net_window(const bench_t *b, size_t n)
+{
+    if (b->window_opt > 0)
+        return b->window_opt;
+    size_t w = NET_WINDOW_BYTES / n;
+    return w < 1 ? 1 : w > NBI_WINDOW ? NBI_WINDOW : (int)w;
+}
+
+static void print_usec(double ns)
+{
+    printf(" %12.2f", ns / 1e3);
+}
+
+static void net_lat_row(const char *what, double ns)
+{
+    printf("  %-50s", what);
+    print_usec(ns);
+    printf(" %12.1f\n", 1e9 / ns / 1e3);
+    fflush(stdout);
+}
+
+/*
+ * Bandwidth of put_nbi, put, get_nbi and get at each size, and 8-byte
+ * latencies.  All four bandwidth kernels of one size run in turns, round
+ * after round (see measure), so a slow spell of the machine hits them alike.
+ */
+static int drive_net(bench_t *b)
+{
+    char sz[24];
+    double ns[4];
+    symrail_stats_t st0, st1;
+
+    printf("# sr_bench --net, symrail %s: %d PEs, PE 0 drives, PE 1 is the target and %s\n",
+           symrail_version_string(), symrail_n_pes(),
+           b->target_spin ? "busy-polls in user space" : "waits in symrail_signal_wait_until");
+    printf("# network mode: put source and get destination in the symmetric heap too "
+           "(registered: zero-copy)\n");
+    printf("# ~%.0f ms per kernel and size, median of %d rounds; MB/s = 10^6 bytes/s\n",
+           b->target_ns / 1e6, b->rounds);
+    if (b->window_opt > 0)
+        printf("# put_nbi/get_nbi: windows of %d operations, each ended by symrail_quiet\n",
+               b->window_opt);
+    else
+        printf("# put_nbi/get_nbi: windows of %zu MiB (%d..%d operations), each ended by "
+               "symrail_quiet\n", NET_WINDOW_BYTES >> 20, 1, NBI_WINDOW);
+    if (verify(b) != 0)
+        return 1;
+    CHECK(symrail_stats(&st0));
+
+    printf("\n# bandwidth, PE 0 -> PE 1 (put) and PE 0 <- PE 1 (get), MB/s\n");
+    printf("# %7s %6s %12s %12s %12s %12s\n", "bytes", "window", "put_nbi", "put", "get_nbi",
+           "get");
+    for (int i = 0; i < b->nsizes; i++) {
+        size_t n = b->sizes[i];
+        kern_fn k[4] = { k_put_nbi, k_put, k_get_nbi, k_get };
+        b->window = net_window(b, n);
+        send_cmd(b, CMD_NOP, 0);
+        measure(b, n, k, 4, ns);
+        printf("  %7s %6d", fmt_size(n, sz, sizeof(sz)), b->window);
+        for (int j = 0; j < 4; j++)
+            print_mbs(n * 1e3 / ns[j]);
+        printf("\n");
+        fflush(stdout);
+    }
+    CHECK(symrail_stats(&st1));
+    printf("# PE 0 during the bandwidth runs: %llu work requests (%.1f KiB each), %llu stalls "
+           "(qp full %llu, cq full %llu)\n",
+           (unsigned long long)(st1.slices_posted - st0.slices_posted),
+           st1.slices_posted > st0.slices_posted
+               ? (double)(st1.put_bytes - st0.put_bytes + st1.get_bytes - st0.get_bytes) /
+                     (double)(st1.slices_posted - st0.slices_posted) / 1024
+               : 0.0,
+           (unsigned long long)(st1.stalls - st0.stalls),
+           (unsigned long long)(st1.qp_full - st0.qp_full),
+           (unsigned long long)(st1.cq_full - st0.cq_full));
+
+    printf("\n# latency, 8-byte payloads, PE 0 -> PE 1\n");
+    printf("# %-50s %12s %12s\n", "operation", "usec", "kops/s");
+    {
+        kern_fn k[3] = { k_put, k_get, k_fetch_add };
+        send_cmd(b, CMD_NOP, 0);
+        measure(b, 8, k, 3, ns);
+        net_lat_row("put (blocking: until remote completion)", ns[0]);
+        net_lat_row("get (blocking)", ns[1]);
+        net_lat_row("atomic_fetch_add (blocking)", ns[2]);
+    }
+    {
+        double rt = measure_coop(b, CMD_SIGNAL_PP, k_signal_pp);
+        net_lat_row("put_signal SET ping-pong, round trip", rt);
+        net_lat_row("put_signal SET ping-pong, one way (round trip/2)", rt / 2);
+    }
+    return 0;
+}
+
+static int parse_size(const char *s, size_t *n_p)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        v <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20, end++;
+    if (*end != '\0' || v == 0 || v > MAX_SIZE)
+        return -1;
+    *n_p = (size_t)v;
+    return 0;
+}
+
+static int parse_sizes(bench_t *b, const char *list)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", list);
+    b->nsizes = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (b->nsizes == NET_MAX_SIZES || parse_size(t, &b->sizes[b->nsizes]) != 0)
+            return -1;
+        b->nsizes++;
+    }
+    return b->nsizes > 0 ? 0 : -1;
+}
+
 static void usage(FILE *f, const char *argv0)
 {
-    fprintf(f, "usage: symrun -n 2 %s [--quick]\n"
-               "  --quick  fewer sizes and shorter runs, for a smoke test\n", argv0);
+    fprintf(f, "usage: symrun -n 2 %s [--quick] [--net [--sizes LIST] [--window N] [--time-ms MS]\n"
+               "       [--target-spin]] [--shm]\n"
+               "  --quick        fewer sizes and shorter runs, for a smoke test\n"
+               "  --net          network mode (the default when symrail_ptr of PE 1 is NULL):\n"
+               "                 symmetric buffers on both sides, 64K..4M, perftest-like table\n"
+               "  --shm          the memcpy-referenced mode even if PE 1 is not mapped\n"
+               "  --sizes LIST   network mode sizes, e.g. 64K,256K,1M,4M (default: powers of\n"
+               "                 2 from 64K to 4M; with --quick, powers of 4)\n"
+               "  --window N     nbi operations per quiet (default: 16 MiB worth, 1..64)\n"
+               "  --time-ms MS   time per kernel and size (network mode default 1500, quick 600)\n"
+               "  --target-spin  PE 1 busy-polls in user space rather than waiting in symrail\n",
+            argv0);
 }
 
 int main(int argc, char **argv)
 {
     bench_t b;
     memset(&b, 0, sizeof(b));
+    b.net = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             b.quick = 1;
+        } else if (strcmp(argv[i], "--net") == 0) {
+            b.net = 1;
+        } else if (strcmp(argv[i], "--shm") == 0) {
+            b.net = 0;
+        } else if (strcmp(argv[i], "--target-spin") == 0) {
+            b.target_spin = 1;
+        } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            if (parse_sizes(&b, argv[++i]) != 0) {
+                fprintf(stderr, "sr_bench: --sizes wants sizes up to 16M like 64K,1M\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
+            b.window_opt = atoi(argv[++i]);
+            if (b.window_opt < 1) {
+                fprintf(stderr, "sr_bench: --window wants a positive count\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--time-ms") == 0 && i + 1 < argc) {
+            b.time_ms = atof(argv[++i]);
+            if (!(b.time_ms > 0)) {
+                fprintf(stderr, "sr_bench: --time-ms wants a positive number\n");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout, argv[0]);
             return 0;
@@ -569,6 +757,8 @@ int main(int argc, char **argv)
     }
     b.rounds = b.quick ? 3 : 5;
     b.target_ns = b.quick ? 3e6 : 50e6;
+    b.window = NBI_WINDOW;
+    b.max_size = MAX_SIZE;
 
     CHECK(symrail_init_status());
     int me = symrail_my_pe();
@@ -588,20 +778,51 @@ int main(int argc, char **argv)
     memset(b.dst, 0, MAX_SIZE);
     memset(b.gsrc, 0, MAX_SIZE);
     if (me == 0) {
-        b.src = aligned_alloc(4096, MAX_SIZE);
-        b.gdst = aligned_alloc(4096, MAX_SIZE);
-        if (b.src == NULL || b.gdst == NULL)
-            symrail_abort(1, "sr_bench: out of memory");
-        memset(b.gdst, 0, MAX_SIZE);
         b.dst_map = symrail_ptr(b.dst, TARGET_PE);
         b.gsrc_map = symrail_ptr(b.gsrc, TARGET_PE);
     }
     /* Nobody signals a control word before its owner has cleared it. */
     CHECK(symrail_barrier_all());
 
+    /* PE 0 picks the mode; PE 1 learns it, so both allocate alike. */
+    if (me == 0) {
+        if (b.net < 0)
+            b.net = b.dst_map == NULL || b.gsrc_map == NULL;
+        CHECK(symrail_atomic_set(&b.ctl->mode, 1 + (uint64_t)b.net, TARGET_PE));
+    }
+    CHECK(symrail_barrier_all());
+    if (me != 0)
+        b.net = (int)symrail_signal_fetch(&b.ctl->mode) - 1;
+
+    if (b.net) {
+        if (b.nsizes == 0)
+            for (size_t n = NET_MIN_SIZE; n <= NET_MAX_SIZE && b.nsizes < NET_MAX_SIZES;
+                 n *= b.quick ? 4 : 2)
+                b.sizes[b.nsizes++] = n;
+        b.max_size = 8;
+        for (int i = 0; i < b.nsizes; i++)
+            if (b.sizes[i] > b.max_size)
+                b.max_size = b.sizes[i];
+        b.rounds = 3;
+        b.target_ns = b.time_ms > 0 ? b.time_ms * 1e6 : b.quick ? 600e6 : 1500e6;
+        /* Symmetric, so registered: transfers go without bounce copies. */
+        b.src = symrail_align(4096, b.max_size);
+        b.gdst = symrail_align(4096, b.max_size);
+        if (b.src == NULL || b.gdst == NULL)
+            symrail_abort(1, "sr_bench: symmetric allocation failed (is SYMRAIL_HEAP_SIZE >= 64M?)");
+        memset(b.gdst, 0, b.max_size);
+        CHECK(symrail_barrier_all());
+    } else if (me == 0) {
+        b.src = aligned_alloc(4096, MAX_SIZE);
+        b.gdst = aligned_alloc(4096, MAX_SIZE);
+        if (b.src == NULL || b.gdst == NULL)
+            symrail_abort(1, "sr_bench: out of memory");
+        memset(b.gdst, 0, MAX_SIZE);
+    }
+
     int rc = 0;
     if (me == 0) {
-        rc = drive(&b);
+        rc = b.net ? drive_net(&b) : drive(&b);
         send_cmd(&b, CMD_STOP, 0);
         if (b.data_errors) {
             fprintf(stderr, "sr_bench: %llu operations returned wrong data\n",
@@ -617,11 +838,16 @@ int main(int argc, char **argv)
         }
     }
     CHECK(symrail_barrier_all());
+    if (b.net) {
+        symrail_free(b.gdst);
+        symrail_free(b.src);
+    } else {
+        free(b.src);
+        free(b.gdst);
+    }
     symrail_free(b.gsrc);
     symrail_free(b.dst);
     symrail_free(b.ctl);
-    free(b.src);
-    free(b.gdst);
     symrail_finalize();
     return rc;
 }

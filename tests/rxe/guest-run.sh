@@ -27,13 +27,25 @@ setup_fail() {
     exit 1
 }
 
-# A working directory below /tmp or /run: bind the host's one over the tmpfs.
-case $RXE_CWD in
-    /tmp | /tmp/* | /run | /run/*)
-        mkdir -p "$RXE_CWD" && mount --bind "/dev/.host$RXE_CWD" "$RXE_CWD" ||
-            setup_fail "cannot make $RXE_CWD visible in the guest"
-        ;;
-esac
+# A working directory (or shared one) below /tmp or /run: bind the host's one
+# over the tmpfs.
+share() {
+    case $1 in
+        /tmp | /tmp/* | /run | /run/*)
+            mountpoint -q "$1" 2>/dev/null && return 0
+            mkdir -p "$1" && mount --bind "/dev/.host$1" "$1" ||
+                setup_fail "cannot make $1 visible in the guest"
+            ;;
+    esac
+}
+old_ifs=$IFS
+IFS=:
+for d in $RXE_SHARE; do
+    IFS=$old_ifs
+    [ -n "$d" ] && share "$d"
+done
+IFS=$old_ifs
+share "$RXE_CWD"
 
 # ---- network and Soft-RoCE: rxeI on veth vrxeIa (10.77.I.1/24), peer vrxeIb ----
 {

@@ -345,6 +345,7 @@ esac
     echo "RXE_CTL=$(q "$ctl")"
     echo "RXE_DEVICES=$devices"
     echo "RXE_CWD=$(q "$cwd")"
+    echo "RXE_SHARE=$(q "${SYMRAIL_RXE_SHARE:-}")"
     echo "RXE_PATH=$(q "$caller_path")"
     echo "RXE_HOME=$(q "${HOME:-/root}")"
     echo "rxe_env() {"

@@ -24,9 +24,9 @@ run_case "notification messages (credits, no RNR)" 0 '^ok: notify: 3000' \
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
-run_case "QP forced into error mid-transfer: retried on another lane" 0 \
-    'slices retried on another lane' \
-    env SYMRAIL_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
+    "lanes repaired" \
+    env SYMRAIL_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
 run_case "peer gone mid-transfer gives an error in time" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput" killmid

@@ -79,13 +79,42 @@ typedef struct {
     uint64_t       slices;
 } sr_ib_rail_t;
 
+/*
+ * A lane whose QP failed is repaired: it drains (every outstanding WR
+ * completes, flushed), then the lower-numbered PE of the pair creates a new
+ * QP and sends its number over the notify channel (RECONNECT); the other PE
+ * drains its side too, creates and connects its new QP and answers (ACK).
+ * A higher-numbered PE that sees the failure first asks for this (REQUEST).
+ */
+typedef enum {
+    SR_IB_LANE_UP = 0,
+    SR_IB_LANE_DRAIN,     /* in error, waiting for outstanding WRs to flush */
+    SR_IB_LANE_WAIT,      /* new QP made, waiting for the peer's half */
+    SR_IB_LANE_DEAD,      /* beyond repair */
+} sr_ib_lane_state_t;
+
+#define SR_IB_MAX_REPAIRS 3
+
 typedef struct {
     struct ibv_qp *qp;
     sr_ib_rail_t  *rail;
-    int            down;
+    int            down;         /* not usable now (any state but UP) */
+    int            state;
+    int            repairs;
+    int            asked;        /* REQUEST sent for this outage */
+    uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint64_t       posted;       /* for the test fault hook */
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
+
+/* Internal notify messages: flagged in the length word, never shown to users. */
+#define SR_IB_MSG_INTERNAL 0x80000000u
+enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3 };
+typedef struct {
+    uint32_t op;
+    uint32_t lane;
+    uint32_t qpn;
+} sr_ib_ctl_t;
 
 /* One outstanding data work request; its address is the wr_id. */
 typedef struct sr_ib_op {
@@ -145,6 +174,7 @@ struct sr_tl_ep {
     uint64_t          credit_raddr;    /* where the peer counts what we consumed */
     uint32_t          credit_rkey;
     int               nqp_error;
+    sr_ib_rail_addr_t rail_addr[SR_IB_MAX_RAILS];  /* to reconnect repaired lanes */
 };
 
 typedef struct sr_ib_msg {
@@ -200,7 +230,8 @@ struct sr_tl_ctx {
 
     int             fault_lane;
     uint64_t        fault_after;
-    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full;
+    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired;
+    int             repairs_pending;
 };
 
 static inline uint32_t sr_ib_psn(uint32_t qpn)
@@ -928,6 +959,7 @@ static symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr
     for (int r = 0; r < nrails; r++) {
         sr_ib_rail_addr_t ra;
         memcpy(&ra, rails + r * sizeof(ra), sizeof(ra));
+        ep->rail_addr[r] = ra;
         for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
             ep->rkey[r][g] = ra.rkey[g];
         for (uint32_t q = 0; q < qpp; q++) {
@@ -955,8 +987,10 @@ static symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr
     }
     /* Lanes beyond what the peer offers stay unused. */
     for (int l = 0; l < ctx->nrails * (int)ctx->qpp; l++)
-        if (l / (int)ctx->qpp >= nrails || (uint32_t)(l % (int)ctx->qpp) >= qpp)
+        if (l / (int)ctx->qpp >= nrails || (uint32_t)(l % (int)ctx->qpp) >= qpp) {
             ep->lanes[l].down = 1;
+            ep->lanes[l].state = SR_IB_LANE_DEAD;
+        }
     ep->nlanes = ctx->nrails * (int)ctx->qpp;
     ctx->eps[pe] = ep;
     *ep_p = ep;
@@ -1001,10 +1035,15 @@ static void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
     if (lane->down)
         return;
     lane->down = 1;
+    lane->state = SR_IB_LANE_DRAIN;
+    lane->asked = 0;
+    ep->ctx->repairs_pending = 1;
+    /* In error, the QP flushes what it still holds: that is the drain. */
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     ibv_modify_qp(lane->qp, &a, IBV_QP_STATE);
-    sr_warn("verbs: lane to PE %d on %s:%d (QP %u) is down: %s", ep->pe, lane->rail->dev->name,
-            lane->rail->port, lane->qp->qp_num, why);
+    if (why)
+        sr_warn("verbs: lane to PE %d on %s:%d (QP %u) is down: %s; repairing",
+                ep->pe, lane->rail->dev->name, lane->rail->port, lane->qp->qp_num, why);
 }
 
 /* Room check for both levels of backpressure, then post one WR. */
@@ -1016,6 +1055,17 @@ static symrail_status_t sr_ib_post(sr_tl_ep_t *ep, sr_ib_lane_t *lane, struct ib
     struct ibv_send_wr *bad;
     wr->wr_id = (uintptr_t)op;
     wr->send_flags |= IBV_SEND_SIGNALED;
+    /* The test fault hook breaks the QP just before a data WR goes in: the
+     * WR comes back flushed, certainly not executed, and is retried on
+     * another lane while this one is repaired.  (An atomic caught in a
+     * failure may have been applied, so it fails instead: not what this
+     * hook is for.) */
+    if (sr_unlikely(ctx->fault_lane >= 0 && &ep->lanes[ctx->fault_lane] == lane &&
+                    lane->posted + 1 >= ctx->fault_after &&
+                    (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ))) {
+        ctx->fault_lane = -1;
+        sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_FAULT_QP_ERROR)");
+    }
     int rc = ibv_post_send(lane->qp, wr, &bad);
     if (sr_unlikely(rc != 0)) {
         sr_error("verbs: ibv_post_send on QP %u to PE %d failed: %s", lane->qp->qp_num, ep->pe,
@@ -1027,9 +1077,6 @@ static symrail_status_t sr_ib_post(sr_tl_ep_t *ep, sr_ib_lane_t *lane, struct ib
     dev->cq_outstanding++;
     lane->posted++;
     ctx->n_posted++;
-    if (sr_unlikely(ctx->fault_lane >= 0 && &ep->lanes[ctx->fault_lane] == lane &&
-                    lane->posted == ctx->fault_after))
-        sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_FAULT_QP_ERROR)");
     return SR_TL_INPROGRESS;
 }
 
@@ -1051,8 +1098,9 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[lane_idx];
+    /* Nothing was posted: safe to take elsewhere, or here once repaired. */
     if (sr_unlikely(lane->down))
-        return SYMRAIL_ERR_TRANSPORT;
+        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
     if (!sr_ib_room(ep, lane))
         return SYMRAIL_ERR_AGAIN;
     sr_ib_op_t *op = sr_ib_op_get(ctx);
@@ -1131,8 +1179,8 @@ static symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t o
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[lane_idx];
-    if (lane->down)
-        return SYMRAIL_ERR_TRANSPORT;
+    if (sr_unlikely(lane->down))
+        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
     if (!sr_ib_room(ep, lane) || ctx->amo_free == 0)
         return SYMRAIL_ERR_AGAIN;
     sr_ib_op_t *op = sr_ib_op_get(ctx);
@@ -1187,7 +1235,7 @@ static void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
                      wc->vendor_err);
             sr_ib_lane_fail(op->ep, lane, why);
         } else {
-            lane->down = 1;
+            sr_ib_lane_fail(op->ep, lane, NULL);
         }
         sr_tl_comp_t *comp = op->comp;
         sr_ib_op_put(ctx, op);
@@ -1241,9 +1289,11 @@ static int sr_ib_npoll(sr_tl_ctx_t *ctx)
                 continue;
             if (kind == SR_IB_WR_RECV) {
                 const char *slot = sr_ib_slot(ctx->recv_slots, ctx, pe, wc[i].wr_id & 0xffffff);
-                uint32_t tag, len;
+                uint32_t tag, len, internal;
                 memcpy(&tag, slot, 4);
                 memcpy(&len, slot + 4, 4);
+                internal = len & SR_IB_MSG_INTERNAL;
+                len &= ~SR_IB_MSG_INTERNAL;
                 if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || len + SR_IB_MSG_HDR > wc[i].byte_len) {
                     sr_error("verbs: malformed notification from PE %d (%u bytes) dropped", pe, len);
                     len = 0;
@@ -1253,7 +1303,7 @@ static int sr_ib_npoll(sr_tl_ctx_t *ctx)
                     m->next = NULL;
                     m->src = pe;
                     m->tag = tag;
-                    m->len = len;
+                    m->len = len | internal;
                     memcpy(m->payload, slot + SR_IB_MSG_HDR, len);
                     if (ctx->mq_tail)
                         ctx->mq_tail->next = m;
@@ -1324,8 +1374,8 @@ static void *sr_ib_thread(void *arg)
     return NULL;
 }
 
-static symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
-                                     size_t len)
+static symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                       size_t len, uint32_t flags)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     symrail_status_t st = SYMRAIL_OK;
@@ -1339,7 +1389,7 @@ static symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *p
         st = SYMRAIL_ERR_AGAIN;  /* no credit (or send slot) until the peer catches up */
     } else {
         char *slot = sr_ib_slot(ctx->send_slots, ctx, ep->pe, ep->n_sent);
-        uint32_t l32 = (uint32_t)len;
+        uint32_t l32 = (uint32_t)len | flags;
         memcpy(slot, &tag, 4);
         memcpy(slot + 4, &l32, 4);
         if (len)
@@ -1362,6 +1412,136 @@ static symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *p
     return st;
 }
 
+static symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                     size_t len)
+{
+    return sr_ib_send_msg(ep, tag, payload, len, 0);
+}
+
+/* ---- lane repair ------------------------------------------------------------------------- */
+
+static void sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
+{
+    sr_ib_ctl_t c = { op, (uint32_t)lane, qpn };
+    /* Out of credits now: the repair loop tries again on a later pass. */
+    if (sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL) != SYMRAIL_OK)
+        sr_debug("verbs: repair message %u for lane %d to PE %d deferred", op, lane, ep->pe);
+}
+
+static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    lane->state = SR_IB_LANE_DEAD;
+    sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
+             lane->rail->dev->name, lane->rail->port, why);
+}
+
+/* Replaces a drained lane's QP; connects it when the peer's number is known. */
+static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    if (++lane->repairs > SR_IB_MAX_REPAIRS) {
+        sr_ib_lane_dead(ep, l, "failed too often");
+        return -1;
+    }
+    ibv_destroy_qp(lane->qp);
+    lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, 0);
+    if (lane->qp == NULL) {
+        sr_ib_lane_dead(ep, l, "no new QP");
+        return -1;
+    }
+    if (ep->pe == ctx->params.my_pe)
+        rqpn = lane->qp->qp_num;  /* a lane to ourselves loops back into itself */
+    if (rqpn) {
+        int r = (int)(lane->rail - ctx->rails);
+        if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], rqpn, ep->pe) != SYMRAIL_OK) {
+            sr_ib_lane_dead(ep, l, "reconnect failed");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    lane->state = SR_IB_LANE_UP;
+    lane->down = 0;
+    lane->peer_qpn = 0;
+    ep->ctx->n_repaired++;
+    sr_info("verbs: lane %d to PE %d on %s:%d repaired (QP %u)", l, ep->pe,
+            lane->rail->dev->name, lane->rail->port, lane->qp->qp_num);
+}
+
+static void sr_ib_repair(sr_tl_ctx_t *ctx)
+{
+    int pending = 0, me = ctx->params.my_pe;
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tl_ep_t *ep = ctx->eps[pe];
+        for (int l = 0; ep && l < ep->nlanes; l++) {
+            sr_ib_lane_t *lane = &ep->lanes[l];
+            if (lane->state == SR_IB_LANE_UP || lane->state == SR_IB_LANE_DEAD)
+                continue;
+            pending = 1;
+            if (lane->state != SR_IB_LANE_DRAIN || lane->outstanding != 0)
+                continue;
+            if (pe == me) {
+                if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+                    sr_ib_lane_up(ep, l);
+            } else if (me < pe) {
+                if (sr_ib_lane_rebuild(ep, l, 0) == 0) {
+                    lane->state = SR_IB_LANE_WAIT;
+                    sr_ib_ctl_send(ep, SR_IB_CTL_RECONNECT, l, lane->qp->qp_num);
+                }
+            } else if (lane->peer_qpn) {
+                /* The peer already made its new QP: connect ours and answer. */
+                if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
+                    sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num);
+                    sr_ib_lane_up(ep, l);
+                }
+            } else if (!lane->asked) {
+                sr_ib_ctl_send(ep, SR_IB_CTL_REQUEST, l, 0);
+                lane->asked = 1;
+            }
+        }
+    }
+    ctx->repairs_pending = pending;
+}
+
+static void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
+{
+    sr_tl_ep_t *ep = ctx->eps[pe];
+    sr_ib_ctl_t c;
+    if (ep == NULL || len != sizeof(c))
+        return;
+    memcpy(&c, payload, sizeof(c));
+    if ((int)c.lane >= ep->nlanes)
+        return;
+    sr_ib_lane_t *lane = &ep->lanes[c.lane];
+    if (lane->state == SR_IB_LANE_DEAD)
+        return;
+    switch (c.op) {
+    case SR_IB_CTL_REQUEST:      /* we are the lower PE: start over from our side */
+        sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+        break;
+    case SR_IB_CTL_RECONNECT:    /* we are the higher PE */
+        sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+        lane->peer_qpn = c.qpn;
+        ctx->repairs_pending = 1;
+        break;
+    case SR_IB_CTL_ACK:
+        if (lane->state == SR_IB_LANE_WAIT) {
+            int r = (int)(lane->rail - ctx->rails);
+            if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK)
+                sr_ib_lane_up(ep, (int)c.lane);
+            else
+                sr_ib_lane_dead(ep, (int)c.lane, "reconnect failed");
+        }
+        break;
+    }
+}
+
 static int sr_ib_progress(sr_tl_ctx_t *ctx)
 {
     struct ibv_wc wc[SR_IB_POLL_BATCH];
@@ -1382,12 +1562,17 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
         pthread_mutex_unlock(&ctx->nlock);
         while (m) {
             sr_ib_msg_t *next = m->next;
-            ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
+            if (m->len & SR_IB_MSG_INTERNAL)
+                sr_ib_ctl_recv(ctx, m->src, m->payload, m->len & ~SR_IB_MSG_INTERNAL);
+            else
+                ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
             free(m);
             m = next;
             total++;
         }
     }
+    if (sr_unlikely(ctx->repairs_pending))
+        sr_ib_repair(ctx);
     return total;
 }
 
@@ -1395,8 +1580,9 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
     if (ep->local && ep->pe != ep->ctx->params.my_pe && !sr_pid_alive(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
+    /* Lanes under repair still count: the peer may well be alive. */
     for (int l = 0; l < ep->nlanes; l++)
-        if (!ep->lanes[l].down)
+        if (ep->lanes[l].state != SR_IB_LANE_DEAD)
             return SYMRAIL_OK;
     return SYMRAIL_ERR_PEER_GONE;
 }
@@ -1407,6 +1593,7 @@ static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
     stats_p->completions += ctx->n_completed;
     stats_p->qp_full += ctx->n_qp_full;
     stats_p->cq_full += ctx->n_cq_full;
+    stats_p->repairs += ctx->n_repaired;
     for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
         sr_ib_rail_t *rail = &ctx->rails[r];
         __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
