@@ -34,8 +34,18 @@ SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256",
 SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
 SR_ENV(fault_qp,      SYMRAIL_FAULT_QP_ERROR, STRING, "",
-       "Testing only: LANE:N moves the RDMA queue pair of lane LANE to the error state after N slices")
+       "Testing only: LANE:N breaks lane LANE after N slices (RDMA: its queue pair goes to the error state; TCP: its connection is shut down)")
 SR_ENV(stats,         SYMRAIL_STATS,         BOOL,   "0",
        "Print per-PE transfer counters at finalize")
 SR_ENV(job_secret,    SYMRAIL_JOB_SECRET,    STRING, "",
        "Per-job secret set by the launcher; authenticates network connections")
+SR_ENV(tcp_lanes,     SYMRAIL_TCP_LANES,     UINT,   "2",
+       "TCP connections (lanes) per peer; slices are spread over them (1 .. 32)")
+SR_ENV(tcp_if,        SYMRAIL_TCP_IF,        STRING, "",
+       "TCP interfaces: comma list of names or IPv4 CIDRs (eth0, 10.10.0.0/16); empty: every non-loopback IPv4 interface, plus loopback when all PEs share one host")
+SR_ENV(tcp_max_inflight, SYMRAIL_TCP_MAX_INFLIGHT, SIZE, "8M",
+       "Bytes of put/get data in flight per TCP connection before slices wait")
+SR_ENV(tcp_max_ops,   SYMRAIL_TCP_MAX_OPS,   UINT,   "1024",
+       "Requests in flight per TCP connection before slices wait")
+SR_ENV(tcp_addr_file, SYMRAIL_TCP_ADDR_FILE, STRING, "",
+       "Testing only: every PE writes its TCP listening addresses (ip:port lines) to FILE.<pe>")

@@ -21,6 +21,7 @@
  */
 #include "config.h"
 #include "tl/tl.h"
+#include "tl/verbs/credits.h"
 #include "tl/verbs/rails.h"
 #include "util/log.h"
 #include "util/sys.h"
@@ -1382,10 +1383,11 @@ static symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void 
     if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
         return SYMRAIL_ERR_INVALID;
     pthread_mutex_lock(&ctx->nlock);
-    uint64_t consumed = __atomic_load_n(&ctx->credits[ep->pe], __ATOMIC_ACQUIRE);
+    sr_ib_credit_t cr = { ep->n_sent, ep->n_send_done,
+                          __atomic_load_n(&ctx->credits[ep->pe], __ATOMIC_ACQUIRE) };
     if (ep->nqp_error) {
         st = SYMRAIL_ERR_PEER_GONE;
-    } else if (ep->n_sent - consumed >= ctx->depth || ep->n_sent - ep->n_send_done >= ctx->depth) {
+    } else if (!sr_ib_credit_avail(&cr, ctx->depth)) {
         st = SYMRAIL_ERR_AGAIN;  /* no credit (or send slot) until the peer catches up */
     } else {
         char *slot = sr_ib_slot(ctx->send_slots, ctx, ep->pe, ep->n_sent);

@@ -1,0 +1,135 @@
+/*
+ * Wire format of the TCP transport: the handshake messages, the fixed-size
+ * frame header, and the checks a receiver makes before it trusts either.
+ *
+ * Everything here is pure (no I/O, no allocation, no global state), so the
+ * decoders can be fuzzed on their own (tests/fuzz).  All integers travel
+ * little-endian and are encoded field by field: struct layout and host byte
+ * order never reach the wire.
+ *
+ * A connection starts with a challenge-response handshake keyed by the job
+ * secret:
+ *   initiator -> target  HELLO      magic, version, src/dst PE, lane, n_pes, nonce_c
+ *   target -> initiator  CHALLENGE  nonce_s, mac_s = HMAC(key, "S" | HELLO | nonce_s)
+ *   initiator -> target  AUTH       mac_c = HMAC(key, "C" | HELLO | nonce_s)
+ * Both sides prove that they know the key; the labels keep a MAC of one
+ * direction from being replayed in the other, and the fresh nonces keep one
+ * of an earlier connection from being replayed at all.
+ *
+ * Then frames: a 48-byte header, followed by `plen` payload bytes.  Requests
+ * travel from the initiator (the side that connected) to the target; replies
+ * come back on the same connection in the order of the requests.
+ */
+#ifndef SR_TL_TCP_FRAME_H
+#define SR_TL_TCP_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SR_TCP_VERSION      1
+#define SR_TCP_HDR_LEN      48
+#define SR_TCP_NONCE_LEN    32
+#define SR_TCP_MAC_LEN      32
+#define SR_TCP_KEY_LEN      32
+#define SR_TCP_HELLO_LEN    56
+#define SR_TCP_CHAL_LEN     72
+#define SR_TCP_AUTH_LEN     40
+/* Largest payload of one frame: bounds what a receiver agrees to read for
+ * one header, whatever the header claims. */
+#define SR_TCP_MAX_PAYLOAD  (64u << 20)
+#define SR_TCP_NOTIFY_MAX   256
+#define SR_TCP_MAX_LANES    32
+#define SR_TCP_MAX_PES      (1u << 24)
+
+typedef enum {
+    /* requests: initiator -> target */
+    SR_TCP_OP_PUT       = 1,   /* off, region, plen = data          -> ACK */
+    SR_TCP_OP_GET       = 2,   /* off, region, a = length           -> GET_REPLY */
+    SR_TCP_OP_AMO       = 3,   /* off, region, sub = kind, a, b     -> AMO_REPLY */
+    SR_TCP_OP_NOTIFY    = 4,   /* a = tag, plen = payload           (no reply) */
+    /* replies: target -> initiator */
+    SR_TCP_OP_ACK       = 16,  /* id */
+    SR_TCP_OP_GET_REPLY = 17,  /* id, plen = data */
+    SR_TCP_OP_AMO_REPLY = 18,  /* id, a = previous value */
+    SR_TCP_OP_CREDIT    = 19,  /* a = notifications consumed so far */
+    /* either direction */
+    SR_TCP_OP_BYE       = 32,  /* the sender finalized: its close is not a failure */
+} sr_tcp_op_t;
+
+/* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t. */
+#define SR_TCP_AMO_MAX 4
+
+typedef struct {
+    uint8_t  op;
+    uint8_t  sub;
+    uint32_t region;
+    uint32_t plen;
+    uint64_t id;
+    uint64_t off;
+    uint64_t a;
+    uint64_t b;
+} sr_tcp_frame_t;
+
+typedef struct {
+    uint32_t src_pe;
+    uint32_t dst_pe;
+    uint32_t lane;
+    uint32_t n_pes;
+    uint8_t  nonce[SR_TCP_NONCE_LEN];
+} sr_tcp_hello_t;
+
+/* Which end of a connection decodes: the target accepts requests, the
+ * initiator accepts replies; both accept BYE. */
+typedef enum { SR_TCP_AT_TARGET = 0, SR_TCP_AT_INITIATOR = 1 } sr_tcp_side_t;
+
+void sr_tcp_frame_encode(const sr_tcp_frame_t *f, uint8_t out[SR_TCP_HDR_LEN]);
+/* NULL when `in` is a well-formed header for `side`; otherwise why not.
+ * Well-formed says nothing about bounds: see sr_tcp_frame_span_ok. */
+const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t side,
+                                sr_tcp_frame_t *f_p);
+/* Does [off, off + len) lie within a region of region_len bytes?  Overflow-safe. */
+static inline int sr_tcp_span_ok(uint64_t region_len, uint64_t off, uint64_t len)
+{
+    return off <= region_len && len <= region_len - off;
+}
+/* NULL when request `f` (decoded at the target) stays inside the regions
+ * described by lens[0 .. nregions) (0: not registered); otherwise why not. */
+const char *sr_tcp_frame_check_bounds(const sr_tcp_frame_t *f, const uint64_t *lens,
+                                      uint32_t nregions);
+
+void sr_tcp_hello_encode(const sr_tcp_hello_t *h, uint8_t out[SR_TCP_HELLO_LEN]);
+/* NULL when `in` is a HELLO of this version for a job of n_pes PEs addressed
+ * to my_pe; otherwise why not. */
+const char *sr_tcp_hello_decode(const uint8_t in[SR_TCP_HELLO_LEN], uint32_t my_pe,
+                                uint32_t n_pes, sr_tcp_hello_t *h_p);
+void sr_tcp_chal_encode(const uint8_t nonce_s[SR_TCP_NONCE_LEN],
+                        const uint8_t mac_s[SR_TCP_MAC_LEN], uint8_t out[SR_TCP_CHAL_LEN]);
+const char *sr_tcp_chal_decode(const uint8_t in[SR_TCP_CHAL_LEN],
+                               uint8_t nonce_s_p[SR_TCP_NONCE_LEN],
+                               uint8_t mac_s_p[SR_TCP_MAC_LEN]);
+void sr_tcp_auth_encode(const uint8_t mac_c[SR_TCP_MAC_LEN], uint8_t out[SR_TCP_AUTH_LEN]);
+const char *sr_tcp_auth_decode(const uint8_t in[SR_TCP_AUTH_LEN], uint8_t mac_c_p[SR_TCP_MAC_LEN]);
+/* The MAC of one handshake direction: label 'S' (target) or 'C' (initiator),
+ * over the encoded HELLO and the target's nonce. */
+void sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
+                   const uint8_t hello[SR_TCP_HELLO_LEN], const uint8_t nonce_s[SR_TCP_NONCE_LEN],
+                   uint8_t mac_p[SR_TCP_MAC_LEN]);
+/* Constant time: 1 when equal. */
+int sr_tcp_mac_equal(const uint8_t a[SR_TCP_MAC_LEN], const uint8_t b[SR_TCP_MAC_LEN]);
+
+/* SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104), enough for the handshake
+ * and for deriving the key; not meant for bulk data. */
+typedef struct {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t  buf[64];
+    size_t   nbuf;
+} sr_sha256_t;
+
+void sr_sha256_init(sr_sha256_t *s);
+void sr_sha256_update(sr_sha256_t *s, const void *data, size_t len);
+void sr_sha256_final(sr_sha256_t *s, uint8_t out[32]);
+void sr_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                    uint8_t out[32]);
+
+#endif
