@@ -36,6 +36,20 @@ static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
     return NULL;
 }
 
+/* Is `name` one of the entries of the comma list? */
+static int sr_tl_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len;
+        p += *p == ',';
+    }
+    return 0;
+}
+
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 {
     const char *list = sr_ctx.env.transports;
@@ -58,7 +72,7 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
                 .is_local = bi->is_local, .env = &sr_ctx.env,
-                .serve_local = strstr(list, "shm") == NULL,
+                .serve_local = !sr_tl_listed(list, "shm"),
                 .notify_cb = sr_notify_deliver, .cb_arg = &sr_ctx.notifyq,
             };
             sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
