@@ -13,9 +13,10 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libibverbs-dev
 rdma-core ibverbs-providers libhwloc-dev libnuma-dev libcmocka-dev openmpi-bin procps"
-# The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh).
+# The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh);
+# the multi-host tests use network namespaces; the frame fuzzer needs clang.
 RXE_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod ibverbs-utils perftest
-iproute2"
+iproute2 clang libclang-rt-14-dev"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -78,6 +79,8 @@ case ${1:-} in
         rc=0
         make -j"$JOBS" check || rc=$?
         make check-rxe || rc=$?
+        make check-multihost || rc=$?
+        make check-fuzz || rc=$?
         if [ "$rc" -ne 0 ]; then
             for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
                 echo "==== $log"; tail -n 60 "$log"

@@ -3,10 +3,12 @@
 
 extern const sr_tl_ops_t sr_tl_shm_ops;
 extern const sr_tl_ops_t sr_tl_verbs_ops;
+extern const sr_tl_ops_t sr_tl_tcp_ops;
 
 const sr_tl_ops_t *const sr_tl_all[] = {
     &sr_tl_shm_ops,
     &sr_tl_verbs_ops,
+    &sr_tl_tcp_ops,
 };
 const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);
 

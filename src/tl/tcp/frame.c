@@ -242,6 +242,18 @@ void sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
     sr_hmac_sha256(key, SR_TCP_KEY_LEN, msg, sizeof(msg), mac_p);
 }
 
+void sr_tcp_job_key(const char *job, const char *kind, const void *material, size_t len,
+                    uint8_t key_p[SR_TCP_KEY_LEN])
+{
+    sr_sha256_t s;
+    sr_sha256_init(&s);
+    sr_sha256_update(&s, "symrail-tcp-key-v1", 19);
+    sr_sha256_update(&s, job, strlen(job) + 1);
+    sr_sha256_update(&s, kind, strlen(kind) + 1);
+    sr_sha256_update(&s, material, len);
+    sr_sha256_final(&s, key_p);
+}
+
 int sr_tcp_mac_equal(const uint8_t a[SR_TCP_MAC_LEN], const uint8_t b[SR_TCP_MAC_LEN])
 {
     uint8_t diff = 0;

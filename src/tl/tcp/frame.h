@@ -39,7 +39,6 @@
 #define SR_TCP_MAX_PAYLOAD  (64u << 20)
 #define SR_TCP_NOTIFY_MAX   256
 #define SR_TCP_MAX_LANES    32
-#define SR_TCP_MAX_PES      (1u << 24)
 
 typedef enum {
     /* requests: initiator -> target */
@@ -54,7 +53,7 @@ typedef enum {
     SR_TCP_OP_CREDIT    = 19,  /* a = notifications consumed so far */
     /* either direction */
     SR_TCP_OP_BYE       = 32,  /* the sender finalized: its close is not a failure */
-} sr_tcp_op_t;
+} sr_tcp_opcode_t;
 
 /* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t. */
 #define SR_TCP_AMO_MAX 4
@@ -114,6 +113,10 @@ const char *sr_tcp_auth_decode(const uint8_t in[SR_TCP_AUTH_LEN], uint8_t mac_c_
 void sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
                    const uint8_t hello[SR_TCP_HELLO_LEN], const uint8_t nonce_s[SR_TCP_NONCE_LEN],
                    uint8_t mac_p[SR_TCP_MAC_LEN]);
+/* The handshake key of job `job`: SHA-256 over a label, the job id, the
+ * kind of secret (e.g. "secret") and the secret material itself. */
+void sr_tcp_job_key(const char *job, const char *kind, const void *material, size_t len,
+                    uint8_t key_p[SR_TCP_KEY_LEN]);
 /* Constant time: 1 when equal. */
 int sr_tcp_mac_equal(const uint8_t a[SR_TCP_MAC_LEN], const uint8_t b[SR_TCP_MAC_LEN]);
 

@@ -1,0 +1,199 @@
+/*
+ * Fuzz target for the TCP transport's wire decoders (src/tl/tcp/frame.c).
+ *
+ * The first byte picks a scenario; the rest is what a peer sent:
+ *   0  requests reaching a target: every header is decoded, bounds-checked
+ *      and, when accepted, applied to a heap of exactly the checked size
+ *      (AddressSanitizer, or the explicit checks below, catch any access the
+ *      checks let through);
+ *   1  replies reaching an initiator;
+ *   2  handshake messages (hello, challenge, authenticator) and their MACs;
+ *   3  decode, encode, decode again: the codec must be lossless.
+ * Built with libFuzzer by run_fuzz.sh, and replayed without it by fuzz_replay
+ * under make check.
+ */
+#include "fuzz_frame.h"
+#include "tl/tcp/frame.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEAP_LEN 65536
+
+static void fz_assert(int cond, const char *what)
+{
+    if (!cond) {
+        fprintf(stderr, "fuzz_frame: %s\n", what);
+        abort();
+    }
+}
+
+static void target_stream(const uint8_t *data, size_t size)
+{
+    static uint8_t *heap;
+    static uint8_t scratch[4096];
+    /* Region 0: the heap; 1: not registered; 2: one word. */
+    const uint64_t lens[3] = { HEAP_LEN, 0, 8 };
+    if (heap == NULL && (heap = malloc(HEAP_LEN)) == NULL)
+        abort();
+    static uint64_t word;
+    while (size >= SR_TCP_HDR_LEN) {
+        sr_tcp_frame_t f;
+        if (sr_tcp_frame_decode(data, SR_TCP_AT_TARGET, &f) != NULL)
+            return;
+        data += SR_TCP_HDR_LEN;
+        size -= SR_TCP_HDR_LEN;
+        if (sr_tcp_frame_check_bounds(&f, lens, 3) != NULL)
+            return;
+        fz_assert(f.op != SR_TCP_OP_PUT || f.plen <= SR_TCP_MAX_PAYLOAD, "put over the limit");
+        fz_assert(f.op != SR_TCP_OP_NOTIFY || f.plen <= SR_TCP_NOTIFY_MAX, "notify over the limit");
+        size_t have = f.plen < size ? f.plen : size;
+        uint8_t *base = f.region == 2 ? (uint8_t *)&word : heap;
+        uint64_t rlen = lens[f.region < 3 ? f.region : 0];
+        switch (f.op) {
+        case SR_TCP_OP_PUT:
+            /* Checked with other arithmetic than the decoder's. */
+            fz_assert(f.region < 3 && (unsigned __int128)f.off + f.plen <= rlen, "put escapes");
+            memcpy(base + f.off, data, have);
+            break;
+        case SR_TCP_OP_GET:
+            fz_assert(f.region < 3 && (unsigned __int128)f.off + f.a <= rlen, "get escapes");
+            for (uint64_t i = 0; i < f.a; i += sizeof(scratch))
+                memcpy(scratch, base + f.off + i, f.a - i < sizeof(scratch) ? f.a - i : sizeof(scratch));
+            break;
+        case SR_TCP_OP_AMO:
+            fz_assert(f.region < 3 && f.off % 8 == 0 && f.off + 8 <= rlen, "atomic escapes");
+            __atomic_fetch_add((uint64_t *)(void *)(base + f.off), f.a, __ATOMIC_RELAXED);
+            break;
+        case SR_TCP_OP_NOTIFY:
+            memcpy(scratch, data, have);
+            break;
+        }
+        data += have;
+        size -= have;
+    }
+}
+
+static void initiator_stream(const uint8_t *data, size_t size)
+{
+    while (size >= SR_TCP_HDR_LEN) {
+        sr_tcp_frame_t f;
+        if (sr_tcp_frame_decode(data, SR_TCP_AT_INITIATOR, &f) != NULL)
+            return;
+        fz_assert(f.op >= SR_TCP_OP_ACK || f.op == SR_TCP_OP_BYE, "a request accepted as a reply");
+        data += SR_TCP_HDR_LEN;
+        size -= SR_TCP_HDR_LEN;
+        size_t have = f.plen < size ? f.plen : size;
+        data += have;
+        size -= have;
+    }
+}
+
+static void handshake(const uint8_t *data, size_t size)
+{
+    uint8_t key[SR_TCP_KEY_LEN], mac[SR_TCP_MAC_LEN], nonce[SR_TCP_NONCE_LEN], hello[SR_TCP_HELLO_LEN];
+    sr_tcp_hello_t h;
+    if (size < 8 + SR_TCP_HELLO_LEN)
+        return;
+    uint32_t me = data[0] | (uint32_t)data[1] << 8, n = data[2] | (uint32_t)data[3] << 8;
+    data += 8;
+    size -= 8;
+    if (sr_tcp_hello_decode(data, me, n, &h) == NULL) {
+        fz_assert(h.src_pe < n && h.dst_pe == me && h.src_pe != me && h.n_pes == n &&
+                      h.lane < SR_TCP_MAX_LANES, "hello accepted out of range");
+        sr_tcp_hello_encode(&h, hello);
+        fz_assert(memcmp(hello, data, SR_TCP_HELLO_LEN) == 0, "hello does not round-trip");
+    }
+    sr_tcp_job_key("fuzz", "secret", data, size < 64 ? size : 64, key);
+    sr_tcp_hs_mac(key, 'S', data, data + SR_TCP_HELLO_LEN - SR_TCP_NONCE_LEN, mac);
+    data += SR_TCP_HELLO_LEN;
+    size -= SR_TCP_HELLO_LEN;
+    if (size >= SR_TCP_CHAL_LEN && sr_tcp_chal_decode(data, nonce, mac) == NULL)
+        (void)sr_tcp_mac_equal(mac, key);
+    if (size >= SR_TCP_AUTH_LEN && sr_tcp_auth_decode(data, mac) == NULL)
+        (void)sr_tcp_mac_equal(mac, key);
+}
+
+static void round_trip(const uint8_t *data, size_t size)
+{
+    for (int side = 0; side < 2 && size >= SR_TCP_HDR_LEN; side++) {
+        sr_tcp_frame_t f, g;
+        uint8_t out[SR_TCP_HDR_LEN];
+        if (sr_tcp_frame_decode(data, (sr_tcp_side_t)side, &f) != NULL)
+            continue;
+        sr_tcp_frame_encode(&f, out);
+        fz_assert(memcmp(out, data, SR_TCP_HDR_LEN) == 0, "frame does not round-trip");
+        fz_assert(sr_tcp_frame_decode(out, (sr_tcp_side_t)side, &g) == NULL && f.op == g.op &&
+                      f.sub == g.sub && f.region == g.region && f.plen == g.plen &&
+                      f.id == g.id && f.off == g.off && f.a == g.a && f.b == g.b,
+                  "re-encoded frame decodes differently");
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    switch (data[0] % 4) {
+    case 0: target_stream(data + 1, size - 1); break;
+    case 1: initiator_stream(data + 1, size - 1); break;
+    case 2: handshake(data + 1, size - 1); break;
+    case 3: round_trip(data + 1, size - 1); break;
+    }
+    return 0;
+}
+
+/* Well-formed inputs of every kind, for mutation to start from. */
+size_t fuzz_frame_seed(int i, uint8_t *buf, size_t cap)
+{
+    static const sr_tcp_frame_t req[] = {
+        { .op = SR_TCP_OP_PUT, .plen = 16, .off = 64 },
+        { .op = SR_TCP_OP_GET, .off = 128, .a = 256 },
+        { .op = SR_TCP_OP_AMO, .sub = 2, .off = 8, .a = 1 },
+        { .op = SR_TCP_OP_AMO, .sub = 4, .region = 2, .a = 7, .b = 0 },
+        { .op = SR_TCP_OP_NOTIFY, .plen = 5, .a = 42 },
+        { .op = SR_TCP_OP_BYE },
+    };
+    static const sr_tcp_frame_t rep[] = {
+        { .op = SR_TCP_OP_ACK, .id = 1 },
+        { .op = SR_TCP_OP_GET_REPLY, .id = 2, .plen = 8 },
+        { .op = SR_TCP_OP_AMO_REPLY, .id = 3, .a = 99 },
+        { .op = SR_TCP_OP_CREDIT, .a = 4 },
+    };
+    const size_t nreq = sizeof(req) / sizeof(req[0]), nrep = sizeof(rep) / sizeof(rep[0]);
+    size_t len = 0;
+    if (cap < 1 + 8 * (SR_TCP_HDR_LEN + 64) || i < 0 || i >= 6)
+        return 0;
+    buf[len++] = (uint8_t)i % 4;
+    if (i == 0 || i == 4) {         /* a stream of requests with payloads */
+        for (size_t k = 0; k < nreq; k++) {
+            sr_tcp_frame_encode(&req[k], buf + len);
+            len += SR_TCP_HDR_LEN;
+            memset(buf + len, 0xA5, req[k].plen);
+            len += req[k].plen;
+        }
+    } else if (i == 1 || i == 5) {  /* replies */
+        for (size_t k = 0; k < nrep; k++) {
+            sr_tcp_frame_encode(&rep[k], buf + len);
+            len += SR_TCP_HDR_LEN;
+            memset(buf + len, 0x5A, rep[k].plen);
+            len += rep[k].plen;
+        }
+    } else if (i == 2) {            /* my PE 0 of 2, then hello, challenge */
+        sr_tcp_hello_t h = { .src_pe = 1, .dst_pe = 0, .lane = 1, .n_pes = 2 };
+        uint8_t nonce[SR_TCP_NONCE_LEN] = { 1 }, mac[SR_TCP_MAC_LEN] = { 2 };
+        memset(buf + len, 0, 8);
+        buf[len + 2] = 2;
+        len += 8;
+        sr_tcp_hello_encode(&h, buf + len);
+        len += SR_TCP_HELLO_LEN;
+        sr_tcp_chal_encode(nonce, mac, buf + len);
+        len += SR_TCP_CHAL_LEN;
+    } else {                        /* one header to round-trip */
+        sr_tcp_frame_encode(&req[1], buf + len);
+        len += SR_TCP_HDR_LEN;
+    }
+    return len;
+}
