@@ -300,7 +300,6 @@ symrail_status_t symrail_put_signal(void *dst, const void *src, size_t nbytes,
 {
     static const char fn[] = "symrail_put_signal";
     uint64_t sig_off;
-    symrail_status_t st;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
     if (!sr_api_word_ok(fn, "sig_addr", sig_addr, &sig_off))
         return SYMRAIL_ERR_INVALID;
@@ -308,13 +307,12 @@ symrail_status_t symrail_put_signal(void *dst, const void *src, size_t nbytes,
         sr_error("%s: op %d is neither SYMRAIL_SIGNAL_SET nor SYMRAIL_SIGNAL_ADD", fn, (int)op);
         return SYMRAIL_ERR_INVALID;
     }
-    /* The data is complete at the target before the signal is sent. */
-    st = sr_api_rma(fn, 1, dst, src, nbytes, pe, 1);
-    if (st != SYMRAIL_OK)
-        return st;
-    sr_ctx.stats.signals++;
-    return sr_amo(op == SYMRAIL_SIGNAL_SET ? SR_TL_AMO_SET : SR_TL_AMO_ADD, sig_off, value, 0, pe,
-                  NULL);
+    uint64_t off;
+    if (!sr_api_pe_ok(fn, pe) || !sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
+        !sr_api_buf_ok(fn, "src", src, nbytes))
+        return SYMRAIL_ERR_INVALID;
+    return sr_put_signal(src, off, nbytes, sig_off,
+                         op == SYMRAIL_SIGNAL_SET ? SR_TL_AMO_SET : SR_TL_AMO_ADD, value, pe);
 }
 
 symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp,

@@ -60,6 +60,7 @@ typedef struct {
     sr_tl_ep_t        *ep;
     size_t             slice;    /* bytes per slice for this peer */
     char              *base;     /* load/store view of the peer's heap, or NULL */
+    int                ordered;  /* a lane applies requests in order (tl attr) */
     sr_lanes_t         lanes;
 } sr_peer_t;
 
@@ -143,6 +144,8 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p);
 symrail_status_t sr_quiet(void);
+symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
+                               sr_tl_amo_t op, uint64_t value, int pe);
 void sr_rma_progress_retries(void);
 void sr_peer_lanes_refresh(int pe);
 void sr_slices_fini(void);

@@ -176,6 +176,7 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             if (slot->attr.max_slice == SIZE_MAX)
                 peer->slice = SIZE_MAX;  /* copies need no slicing */
             peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
+            peer->ordered = slot->attr.ordered_lanes;
             sr_peer_lanes_refresh(pe);
             sr_debug("PE %d reached over %s", pe, slot->ops->name);
             return SYMRAIL_OK;

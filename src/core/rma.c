@@ -284,6 +284,48 @@ symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_
     return st;
 }
 
+/*
+ * Data, then signal.  Where the data is one slice and a lane applies its
+ * requests in order, both go down the same lane back to back and the caller
+ * waits once: one round trip instead of two.  Otherwise every slice of the
+ * data completes (on every lane) before the signal is posted.
+ */
+symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
+                               sr_tl_amo_t op, uint64_t value, int pe)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    symrail_status_t st;
+    sr_ctx.stats.signals++;
+    if (peer->ordered && len > 0 && len <= peer->slice) {
+        int lane = sr_lanes_pick(&peer->lanes, -1);
+        sr_req_t req;
+        sr_req_init(&req);
+        st = lane < 0 ? SYMRAIL_ERR_AGAIN
+                      : peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req.comp);
+        if (st == SYMRAIL_OK || st == SR_TL_INPROGRESS) {
+            sr_ctx.stats.puts++;
+            sr_ctx.stats.put_bytes += len;
+            req.remaining += st == SR_TL_INPROGRESS;
+            st = peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, sig_off, value, 0, NULL,
+                                   &req.comp);
+            int signalled = st == SYMRAIL_OK || st == SR_TL_INPROGRESS;
+            req.remaining += st == SR_TL_INPROGRESS;
+            sr_ctx.stats.atomics += signalled;
+            symrail_status_t wst = sr_req_wait(&req, "put_signal");
+            if (wst == SYMRAIL_OK)
+                return signalled ? SYMRAIL_OK : sr_amo(op, sig_off, value, 0, pe, NULL);
+            /* A failed lane: setting the same value again is harmless, adding
+             * it again is not, so only SET starts over on the general path. */
+            if (op != SR_TL_AMO_SET)
+                return wst;
+        }
+    }
+    st = sr_rma(1, (void *)src, roff, len, pe, 1);
+    if (st != SYMRAIL_OK)
+        return st;
+    return sr_amo(op, sig_off, value, 0, pe, NULL);
+}
+
 symrail_status_t sr_quiet(void)
 {
     sr_ctx.stats.quiets++;

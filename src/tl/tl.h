@@ -71,6 +71,7 @@ typedef struct {
 typedef struct {
     size_t max_slice;      /* largest single transfer; SIZE_MAX when unlimited */
     int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
+    int    ordered_lanes;  /* a lane applies its requests at the target in order */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {

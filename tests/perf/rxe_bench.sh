@@ -3,28 +3,30 @@
 # (tests/rxe/run-in-vm.sh): `make bench-rxe`, or by hand from the build
 # directory:
 #
-#   sh SRCDIR/tests/perf/rxe_bench.sh [--quick] [--log FILE]
+#   sh SRCDIR/tests/perf/rxe_bench.sh [--quick] [--passes N] [--log FILE]
 #
-# On rxe0 only (loopback, GID index 1, the IPv4-mapped one) it runs
-#   ib_write_bw and ib_read_bw -s SIZE for 64K, 256K, 1M and 4M,
-#   ib_write_lat -s 8,
-#   sr_bench --net over SYMRAIL_TRANSPORTS=verbs SYMRAIL_IB_DEVICES=rxe0,
-#   and the bandwidth tests of perftest once more,
-# and prints sr_bench's own table, then one combined table: perftest MB/s
-# (the mean of its two runs, which bracket symrail's in time), symrail MB/s
-# (put_nbi / get_nbi windows of symmetric, registered buffers) and their
-# ratio, with the blocking put / get alongside, and the 8-byte latencies.
-# MB/s is 10^6 bytes/s throughout; perftest's "MB/sec" (2^20 bytes/s) is
-# converted.
+# On rxe0 only (loopback, GID index 1, the IPv4-mapped one), N times in turn:
+#   ib_write_bw and ib_read_bw -s SIZE for 64K, 256K, 1M and 4M, then
+#   sr_bench --net over SYMRAIL_TRANSPORTS=verbs SYMRAIL_IB_DEVICES=rxe0;
+# then ib_write_lat -s 8 next to sr_bench's latency table.  It prints the
+# last sr_bench table, then one combined table: perftest MB/s and symrail
+# MB/s (put_nbi / get_nbi windows of symmetric, registered buffers), each
+# the median of the N passes, their ratio, the blocking put / get, and the
+# ratio of each pass, which shows how much the machine's noise moves it;
+# and the 8-byte latencies, median and mean.  MB/s is 10^6 bytes/s
+# throughout; perftest's "MB/sec" (2^20 bytes/s) is converted.
 #
-#   --quick      shorter runs (about half the time), for a smoke test
+#   --quick      one pass of shorter runs, for a smoke test
+#   --passes N   passes (default 3): an emulated device on a shared machine
+#                varies by tens of percent from one run to the next
 #   --log FILE   also keep every program's raw output in FILE
 #
 # SYMRAIL_* variables set by the caller reach the guest (for experiments:
 # SYMRAIL_SLICE_SIZE=1M, SYMRAIL_QPS_PER_PEER=1, ...), except that
-# SYMRAIL_TRANSPORTS and SYMRAIL_IB_DEVICES are always verbs and rxe0.  The
-# guest gets RXE_BENCH_MEM MiB (default 3072) and RXE_BENCH_TIMEOUT seconds
-# (default 600).  Exit 77 when qemu or a kernel with rdma_rxe is missing.
+# SYMRAIL_TRANSPORTS and SYMRAIL_IB_DEVICES are always verbs and rxe0;
+# SYMRAIL_HEAP_SIZE defaults to 256M.  The guest gets RXE_BENCH_MEM MiB
+# (default 3072) and RXE_BENCH_TIMEOUT seconds (default 900).  Exit 77 when
+# qemu, a kernel with rdma_rxe or perftest is missing.
 set -u
 me=rxe_bench
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd -P) || exit 1
@@ -41,13 +43,19 @@ bytes() {
 
 # ---- host: boot the guest, run this script in it --------------------------------
 if [ "${1:-}" != --in-guest ]; then
-    quick=0 log=
+    quick=0 log='' passes=''
     while [ $# -gt 0 ]; do
         case $1 in
             --quick) quick=1; shift ;;
+            --passes)
+                if [ $# -lt 2 ] || ! [ "$2" -ge 1 ] 2>/dev/null; then
+                    echo "$me: --passes needs a count" >&2
+                    exit 2
+                fi
+                passes=$2; shift 2 ;;
             --log) [ $# -ge 2 ] || { echo "$me: --log needs a file" >&2; exit 2; }
                 log=$2; shift 2 ;;
-            -h | --help) sed -n '2,29s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
+            -h | --help) sed -n '2,30s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
             *) echo "$me: unknown argument $1 (see --help)" >&2; exit 2 ;;
         esac
     done
@@ -67,9 +75,10 @@ if [ "${1:-}" != --in-guest ]; then
         eval "set -- \"\$@\" --env \"$v=\${$v}\""
     done
     exec sh "$here/../rxe/run-in-vm.sh" --devices 1 --mem "${RXE_BENCH_MEM:-3072}" \
-        --timeout "${RXE_BENCH_TIMEOUT:-600}" "$@" \
+        --timeout "${RXE_BENCH_TIMEOUT:-900}" "$@" \
         --env SYMRAIL_TRANSPORTS=verbs --env SYMRAIL_IB_DEVICES=rxe0 \
-        --env RXE_BENCH_QUICK="$quick" --env RXE_BENCH_LOG="$log" \
+        --env RXE_BENCH_QUICK="$quick" --env RXE_BENCH_PASSES="$passes" \
+        --env RXE_BENCH_LOG="$log" \
         -- sh "$here/rxe_bench.sh" --in-guest
 fi
 
@@ -82,13 +91,13 @@ addr=10.77.0.1
 w=$(mktemp -d /tmp/rxe_bench.XXXXXX) || exit 1
 port=18515
 if [ "$quick" = 1 ]; then
-    mib=24 lat_iters=2000 sr_args="--time-ms 600"
+    passes=${RXE_BENCH_PASSES:-1} mib=12 lat_iters=2000 sr_ms=400
 else
-    mib=64 lat_iters=5000 sr_args="--time-ms 1500"
+    passes=${RXE_BENCH_PASSES:-3} mib=24 lat_iters=5000 sr_ms=800
 fi
 
 say() { printf '%s\n' "$*"; }
-raw() { # file: append to the log
+raw() { # file title: append to the log
     [ -z "$log" ] || { echo "==== $2"; cat "$1"; } >> "$log"
 }
 [ -z "$log" ] || : > "$log" || { echo "$me: cannot write $log" >&2; exit 1; }
@@ -120,87 +129,101 @@ perftest() {
     return 0
 }
 
-# MB/s (10^6) from a bandwidth run: "bytes iterations peak avg msgrate" in
-# MiB/s; nothing when the output has no such line.
-bw_of() { # out bytes
-    awk -v b="$2" '$1 == b && NF >= 5 && $4 ~ /^[0-9.]+$/ { printf "%.2f\n", $4 * 1.048576; exit }' "$1"
-}
-
 fail=0
 say "# $me: perftest and sr_bench --net on Soft-RoCE rxe0 (loopback, GID index 1), $(uname -r)"
+say "# $passes pass(es) of: ib_write_bw + ib_read_bw ($mib MiB a run, at least 5 messages), sr_bench --net (~$sr_ms ms a kernel and size)"
 
-# Bandwidth, pass $1 (1 before symrail, 2 after).
-perftest_bw() {
+for p in $(seq "$passes"); do
     for s in $SIZES; do
         b=$(bytes "$s")
-        n=$((mib * 1048576 / b))
         for op in write read; do
-            perftest "ib_${op}_bw" "$w/${op}_$s.$1" -s "$b" -n "$n" || fail=1
+            n=$((mib * 1048576 / b))
+            [ "$n" -ge 5 ] || n=5   # perftest's minimum
+            perftest "ib_${op}_bw" "$w/${op}_$s.$p" -s "$b" -n "$n" || fail=1
         done
     done
-}
-
-perftest_bw 1
+    if [ "$p" = "$passes" ]; then lat=''; else lat=--bw-only; fi
+    ./symrun -n 2 --timeout 400 ./tests/perf/sr_bench --net --sizes "$(echo "$SIZES" | tr " " ,)" \
+        --time-ms "$sr_ms" ${lat:+"$lat"} > "$w/sr.$p" 2>&1
+    rc=$?
+    raw "$w/sr.$p" "sr_bench --net, pass $p (exit $rc)"
+    [ "$rc" = 0 ] || { echo "$me: sr_bench failed (exit $rc):" >&2; cat "$w/sr.$p" >&2; fail=1; }
+done
 perftest ib_write_lat "$w/lat" -s 8 -n "$lat_iters" || fail=1
 
-# shellcheck disable=SC2086
-./symrun -n 2 --timeout 400 ./tests/perf/sr_bench --net --sizes 64K,256K,1M,4M $sr_args \
-    > "$w/sr" 2>&1
-sr_rc=$?
-raw "$w/sr" "sr_bench --net (exit $sr_rc)"
 say ""
-cat "$w/sr"
-[ "$sr_rc" = 0 ] || { echo "$me: sr_bench failed (exit $sr_rc)" >&2; fail=1; }
-
-perftest_bw 2
+cat "$w/sr.$passes"
 
 # ---- the combined table --------------------------------------------------------
-sr_col() { # size column(3 put_nbi, 4 put, 5 get_nbi, 6 get)
-    awk -v s="$1" -v c="$2" '$1 == s && NF == 6 && $2 ~ /^[0-9]+$/ { print $c; exit }' "$w/sr"
+# MB/s (10^6) from a perftest bandwidth run ("bytes iterations peak avg
+# msgrate", in MiB/s); nothing when the output has no such line.
+pt_bw() { # out bytes
+    [ -f "$1" ] || return 0
+    awk -v b="$2" '$1 == b && NF >= 5 && $4 ~ /^[0-9.]+$/ { printf "%.3f\n", $4 * 1.048576; exit }' "$1"
 }
-mean() { # values...: the mean of those given, or nothing
-    for v in "$@"; do echo "$v"; done | awk 'NF { s += $1; n++ } END { if (n) printf "%.2f\n", s / n }'
+sr_bw() { # out size column (3 put_nbi, 4 put, 5 get_nbi, 6 get)
+    [ -f "$1" ] || return 0
+    awk -v s="$2" -v c="$3" '$1 == s && NF == 6 && $2 ~ /^[0-9]+$/ { print $c; exit }' "$1"
 }
-ratio() {
+median() { # values...: the median of those given (empty ones left out), or nothing
+    for v in "$@"; do echo "$v"; done | sort -g | awk 'NF { v[n++] = $1 }
+        END { if (n) printf "%.3f\n", n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2 }'
+}
+ratio() { # a b: b / a
     awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && a > 0) printf "%.2f", b / a; else printf "n/a" }'
 }
 fmt() { # number or n/a
-    [ -n "$1" ] && printf '%.1f' "$1" || printf 'n/a'
+    if [ -n "$1" ]; then printf '%.1f' "$1"; else printf 'n/a'; fi
 }
 
 say ""
-say "# symrail vs perftest on rxe0, one process pair in loopback; MB/s = 10^6 bytes/s"
-say "# perftest: ib_{write,read}_bw -x 1 -F, ${mib} MiB per run, one QP, mean of 2 runs"
-say "#   (before and after symrail); symrail: sr_bench --net, put_nbi/get_nbi windows,"
-say "#   median of 3 rounds; ratio = symrail nbi / perftest (target >= 0.90)"
-printf '# %-9s %6s %14s %14s %7s %14s   %s\n' op bytes "perftest MB/s" "symrail MB/s" ratio \
-    "blocking MB/s" "perftest runs"
+say "# symrail vs perftest on rxe0, loopback; MB/s = 10^6 bytes/s; median of $passes pass(es)"
+say "#   perftest: ib_write_bw / ib_read_bw -x 1 -F, one QP, $mib MiB a run"
+say "#   symrail: sr_bench --net put_nbi / get_nbi windows (median of 3 rounds a pass);"
+say "#   ratio = symrail / perftest, target >= 0.90"
+printf '# %-9s %5s %14s %13s %6s %14s   %s\n' op bytes "perftest MB/s" "symrail MB/s" ratio \
+    "blocking MB/s" "ratio of each pass"
 met=0 total=0
 for op in write read; do
-    if [ $op = write ]; then name=write/put nbi=3 blk=4; else name=read/get nbi=5 blk=6; fi
+    if [ $op = write ]; then name=write/put cnbi=3 cblk=4; else name=read/get cnbi=5 cblk=6; fi
     for s in $SIZES; do
         b=$(bytes "$s")
-        p1=$(bw_of "$w/${op}_$s.1" "$b" 2>/dev/null)
-        p2=$(bw_of "$w/${op}_$s.2" "$b" 2>/dev/null)
-        p=$(mean "$p1" "$p2")
-        v=$(sr_col "$s" $nbi)
-        r=$(ratio "$p" "$v")
-        printf '  %-9s %6s %14s %14s %7s %14s   %s %s\n' "$name" "$s" "$(fmt "$p")" "$(fmt "$v")" \
-            "$r" "$(fmt "$(sr_col "$s" $blk)")" "$(fmt "$p1")" "$(fmt "$p2")"
+        pts='' srs='' blks='' each=''
+        for p in $(seq "$passes"); do
+            x=$(pt_bw "$w/${op}_$s.$p" "$b")
+            y=$(sr_bw "$w/sr.$p" "$s" "$cnbi")
+            pts="$pts $x" srs="$srs $y" blks="$blks $(sr_bw "$w/sr.$p" "$s" "$cblk")"
+            each="$each $(ratio "$x" "$y")"
+        done
+        # shellcheck disable=SC2086
+        pt=$(median $pts) sr=$(median $srs) blk=$(median $blks)
+        r=$(ratio "$pt" "$sr")
+        printf '  %-9s %5s %14s %13s %6s %14s  %s\n' "$name" "$s" "$(fmt "$pt")" "$(fmt "$sr")" \
+            "$r" "$(fmt "$blk")" "$each"
         total=$((total + 1))
         case $r in n/a) ;; *) awk -v r="$r" 'BEGIN { exit !(r >= 0.9) }' && met=$((met + 1)) ;; esac
     done
 done
-lat=$(awk '$1 == 8 && NF >= 7 && $6 ~ /^[0-9.]+$/ { print $6, $5; exit }' "$w/lat" 2>/dev/null)
-lat_avg=${lat% *} lat_typ=${lat#* }
-sr_ow=$(awk '/one way \(round trip\/2\)/ { print $(NF - 1); exit }' "$w/sr")
-sr_put=$(awk '/^ *put \(blocking/ { print $(NF - 1); exit }' "$w/sr")
-say "# latency, 8 B, one way in usec: perftest = ib_write_lat mean (typical), a write ping-pong / 2;"
-say "#   symrail = put_signal SET ping-pong / 2; a blocking put waits a full round trip"
-printf '  %-9s %6s %14s %14s %7s %14s\n' latency 8 \
-    "$(fmt "$lat_avg") ($(fmt "$lat_typ"))" "$(fmt "$sr_ow")" "$(ratio "$lat_avg" "$sr_ow")" \
-    "put $(fmt "$sr_put")"
 say "# bandwidth target (symrail >= 0.90 x perftest): met at $met of $total sizes"
+
+# ib_write_lat: "bytes iters t_min t_max t_typical t_avg ..."; sr_bench: "... median mean".
+pt_lat=$(awk '$1 == 8 && NF >= 7 && $6 ~ /^[0-9.]+$/ { print $5, $6; exit }' "$w/lat" 2>/dev/null)
+sr_row() { # pattern: "median mean" of that sr_bench latency row
+    awk -v p="$1" 'index($0, p) && $NF ~ /^[0-9.]+$/ { print $(NF - 1), $NF; exit }' "$w/sr.$passes"
+}
+sr_ow=$(sr_row "one way (round trip/2)")
+sr_put=$(sr_row "put (blocking")
+lat_row() { # label "median mean" reference-median
+    set -- "$1" "${2% *}" "${2#* }" "${3:-}"
+    [ -n "$2" ] || set -- "$1" "" "" "$4"
+    printf '  %-56s %8s %8s %7s\n' "$1" "$(fmt "$2")" "$(fmt "$3")" "$(ratio "$4" "$2")"
+}
+say ""
+say "# latency, 8-byte payloads, one way, usec; ratio = median / perftest's median"
+printf '# %-56s %8s %8s %7s\n' "" median mean ratio
+lat_row "perftest ib_write_lat (write ping-pong / 2)" "$pt_lat" "${pt_lat% *}"
+lat_row "symrail put_signal SET ping-pong / 2" "$sr_ow" "${pt_lat% *}"
+lat_row "symrail put, blocking (one put and its completion)" "$sr_put" "${pt_lat% *}"
 [ "$fail" = 0 ] || say "# some runs FAILED; see above${log:+ and $log}"
 rm -rf "$w"
 exit "$fail"

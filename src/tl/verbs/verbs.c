@@ -176,6 +176,9 @@ struct sr_tl_ep {
     uint32_t          credit_rkey;
     int               nqp_error;
     sr_ib_rail_addr_t rail_addr[SR_IB_MAX_RAILS];  /* to reconnect repaired lanes */
+    /* The last word we set there and its value: the first guess of the next
+     * compare-swap loop, right for flags and counters a PE keeps setting. */
+    uint64_t          guess_raddr, guess_val;
 };
 
 typedef struct sr_ib_msg {
@@ -842,6 +845,7 @@ static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     (void)ctx;
     attr_p->max_slice = 1u << 30;
     attr_p->can_sleep = 0;
+    attr_p->ordered_lanes = 1;  /* RC: a QP executes its requests in order */
 }
 
 static symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
@@ -1210,9 +1214,9 @@ static symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t o
         /* No verbs swap: compare-swap from a guess until the guess is right,
          * so the update stays atomic with the peers' NIC atomics. */
         op->amo_loop = 1;
-        op->expect = 0;
+        op->expect = ep->guess_raddr == op->raddr ? ep->guess_val : 0;
         op->operand = operand;
-        st = sr_ib_post_amo(ep, op, 1, 0, operand);
+        st = sr_ib_post_amo(ep, op, 1, op->expect, operand);
         break;
     default:
         st = SYMRAIL_ERR_UNSUPPORTED;
@@ -1255,6 +1259,10 @@ static void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
             sr_ib_op_put(ctx, op);
             comp->cb(comp, SYMRAIL_ERR_TRANSPORT);
             return;
+        }
+        if (op->amo_loop) {
+            op->ep->guess_raddr = op->raddr;
+            op->ep->guess_val = op->operand;
         }
         if (op->dst)
             *(uint64_t *)op->dst = res;
