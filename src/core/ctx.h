@@ -11,6 +11,7 @@
 #include "core/lanes.h"
 #include "tl/tl.h"
 #include "util/env.h"
+#include "util/pool.h"
 
 #define SR_MAX_TLS        4
 #define SR_HEAP_REGION    0
@@ -49,11 +50,6 @@ typedef struct sr_slice {
     uint8_t          is_put;
     uint8_t          tries;
 } sr_slice_t;
-
-typedef struct sr_slice_chunk {
-    struct sr_slice_chunk *next;
-    sr_slice_t             slices[];
-} sr_slice_chunk_t;
 
 typedef struct {
     const sr_tl_ops_t *ops;
@@ -100,8 +96,7 @@ typedef struct {
     uint64_t           barrier_epoch;
 
     sr_req_t           nbi;       /* every non-blocking operation not yet quieted */
-    sr_slice_t        *slice_free;
-    sr_slice_chunk_t  *slice_chunks;
+    sr_pool_t          slices;    /* sr_slice_t */
     sr_slice_t        *retry_head, *retry_tail;
     sr_notify_queue_t  notifyq;
     sr_stats_t         stats;

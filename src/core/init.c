@@ -267,6 +267,7 @@ symrail_status_t sr_core_init(void)
     sr_ctx.n_pes = bi->size;
     sr_log_set_pe(bi->rank);
     sr_req_init(&sr_ctx.nbi);
+    sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
 
     sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
     sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));

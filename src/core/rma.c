@@ -12,45 +12,21 @@
 #include "util/log.h"
 #include "util/sys.h"
 
-#include <stdlib.h>
 
-#define SR_SLICE_CHUNK 256
-
-static sr_slice_t *sr_slice_alloc(void)
+static inline sr_slice_t *sr_slice_alloc(void)
 {
-    sr_slice_t *s = sr_ctx.slice_free;
-    if (sr_likely(s != NULL)) {
-        sr_ctx.slice_free = s->next;
-        return s;
-    }
-    /* Chunks stay until finalize: the pool only grows to the peak in flight. */
-    sr_slice_chunk_t *c = malloc(sizeof(*c) + SR_SLICE_CHUNK * sizeof(sr_slice_t));
-    if (c == NULL)
-        return NULL;
-    c->next = sr_ctx.slice_chunks;
-    sr_ctx.slice_chunks = c;
-    for (int i = 1; i < SR_SLICE_CHUNK; i++) {
-        c->slices[i].next = sr_ctx.slice_free;
-        sr_ctx.slice_free = &c->slices[i];
-    }
-    return &c->slices[0];
+    return sr_pool_get(&sr_ctx.slices);
 }
 
 static inline void sr_slice_release(sr_slice_t *s)
 {
-    s->next = sr_ctx.slice_free;
-    sr_ctx.slice_free = s;
+    sr_pool_put(&sr_ctx.slices, s);
 }
 
 void sr_slices_fini(void)
 {
-    while (sr_ctx.slice_chunks) {
-        sr_slice_chunk_t *c = sr_ctx.slice_chunks;
-        sr_ctx.slice_chunks = c->next;
-        free(c);
-    }
-    sr_ctx.slice_free = NULL;
-    sr_ctx.retry_head = NULL;
+    sr_pool_fini(&sr_ctx.slices);
+    sr_ctx.retry_head = sr_ctx.retry_tail = NULL;
 }
 
 void sr_peer_lanes_refresh(int pe)

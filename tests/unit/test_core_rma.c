@@ -134,6 +134,7 @@ static int setup(void **state)
     sr_ctx.tls[0].ops = &fake_ops;
     sr_ctx.ntls = 1;
     sr_req_init(&sr_ctx.nbi);
+    sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
     sr_peer_lanes_refresh(0);
     return 0;
 }

@@ -24,6 +24,7 @@
 #include "tl/verbs/credits.h"
 #include "tl/verbs/rails.h"
 #include "util/log.h"
+#include "util/pool.h"
 #include "util/sys.h"
 
 #include <errno.h>
@@ -122,7 +123,6 @@ typedef struct sr_ib_op {
     sr_tl_comp_t     *comp;
     struct sr_tl_ep  *ep;
     sr_ib_lane_t     *lane;
-    struct sr_ib_op  *next;
     void             *dst;       /* get through a bounce buffer, or atomic result */
     size_t            len;
     int               bounce;    /* bounce slot or -1 */
@@ -218,9 +218,7 @@ struct sr_tl_ctx {
     uint64_t        amo_free;      /* bitmap */
     uint64_t        bounce_free;   /* bitmap */
 
-    sr_ib_op_t     *op_free;
-    sr_ib_op_t    **op_chunks;
-    int             nop_chunks;
+    sr_pool_t       ops;           /* sr_ib_op_t */
 
     /* Notify channel, shared with the progress thread. */
     pthread_mutex_t nlock;
@@ -542,27 +540,9 @@ static inline int sr_ib_lkey(sr_tl_ctx_t *ctx, sr_ib_dev_t *dev, const void *add
 
 static sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx)
 {
-    sr_ib_op_t *op = ctx->op_free;
-    if (sr_unlikely(op == NULL)) {
-        enum { N = 512 };
-        sr_ib_op_t *chunk = calloc(N, sizeof(*chunk));
-        sr_ib_op_t **chunks = realloc(ctx->op_chunks, (size_t)(ctx->nop_chunks + 1) * sizeof(*chunks));
-        if (chunk == NULL || chunks == NULL) {
-            free(chunk);
-            if (chunks)
-                ctx->op_chunks = chunks;
-            return NULL;
-        }
-        ctx->op_chunks = chunks;
-        ctx->op_chunks[ctx->nop_chunks++] = chunk;
-        for (int i = 1; i < N; i++) {
-            chunk[i].next = ctx->op_free;
-            ctx->op_free = &chunk[i];
-        }
-        op = &chunk[0];
-    } else {
-        ctx->op_free = op->next;
-    }
+    sr_ib_op_t *op = sr_pool_get(&ctx->ops);
+    if (sr_unlikely(op == NULL))
+        return NULL;
     memset(op, 0, sizeof(*op));
     op->bounce = op->amo_slot = -1;
     return op;
@@ -574,8 +554,7 @@ static void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op)
         ctx->bounce_free |= 1ull << op->bounce;
     if (op->amo_slot >= 0)
         ctx->amo_free |= 1ull << op->amo_slot;
-    op->next = ctx->op_free;
-    ctx->op_free = op;
+    sr_pool_put(&ctx->ops, op);
 }
 
 /* ---- queue pairs ----------------------------------------------------------------- */
@@ -704,6 +683,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);
+    sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
     if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536) {
         sr_error("verbs: SYMRAIL_QPS_PER_PEER (1..8), SYMRAIL_MAX_WR (>= 4) or "
                  "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) out of range");
@@ -823,9 +803,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
         ibv_destroy_comp_channel(ctx->nch);
     for (int d = 0; d < ctx->ndevs; d++)
         sr_ib_dev_close(&ctx->devs[d]);
-    for (int c = 0; c < ctx->nop_chunks; c++)
-        free(ctx->op_chunks[c]);
-    free(ctx->op_chunks);
+    sr_pool_fini(&ctx->ops);
     while (ctx->mq_head) {
         sr_ib_msg_t *m = ctx->mq_head;
         ctx->mq_head = m->next;
