@@ -296,7 +296,7 @@ symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint6
                 return wst;
         }
     }
-    st = sr_rma(1, (void *)src, roff, len, pe, 1);
+    st = len ? sr_rma(1, (void *)src, roff, len, pe, 1) : SYMRAIL_OK;
     if (st != SYMRAIL_OK)
         return st;
     return sr_amo(op, sig_off, value, 0, pe, NULL);

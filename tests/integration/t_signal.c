@@ -103,6 +103,11 @@ int main(void)
     symrail_free(late);
     t_pass("a long wait sleeps");
 
+    /* No data at all: the signal alone. */
+    T_CHECK(symrail_put_signal(gather, NULL, 0, sum, 4242, SYMRAIL_SIGNAL_SET, me));
+    T_CHECK(symrail_signal_wait_until(sum, SYMRAIL_CMP_EQ, 4242, NULL));
+    t_pass("put_signal with no data");
+
     symrail_free(gather);
     symrail_free(sum);
     symrail_free(ack);
