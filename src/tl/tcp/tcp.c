@@ -66,6 +66,7 @@
 #include "tl/tl.h"
 #include "tl/tcp/frame.h"
 #include "util/log.h"
+#include "util/pool.h"
 #include "util/status.h"
 #include "util/sys.h"
 
@@ -266,9 +267,7 @@ struct sr_tl_ctx {
     sr_tcp_txbuf_t *txb_out_free;
     sr_tcp_op_t    *done_head, *done_tail;
     uint64_t        next_out_check_ns;
-    sr_tcp_op_t    *op_free;
-    sr_tcp_op_t   **op_chunks;
-    int             nop_chunks;
+    sr_pool_t       ops;           /* sr_tcp_op_t; application thread only */
     uint64_t       *consumed, *reported;   /* [n_pes]: notifications delivered */
     uint64_t        lane_bytes[SR_TCP_MAX_LANES], lane_slices[SR_TCP_MAX_LANES];
     uint64_t        n_posted, n_completed, n_full;
@@ -625,6 +624,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->in_tag.kind = SR_TCP_K_IN;
     pthread_mutex_init(&ctx->io_lock, NULL);
     pthread_mutex_init(&ctx->mq_lock, NULL);
+    sr_pool_init(&ctx->ops, sizeof(sr_tcp_op_t), 256);
 
     size_t n = (size_t)params->n_pes;
     ctx->credit_conn = calloc(n, sizeof(*ctx->credit_conn));
@@ -807,9 +807,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
         ctx->mq_head = m->next;
         free(m);
     }
-    for (int i = 0; i < ctx->nop_chunks; i++)
-        free(ctx->op_chunks[i]);
-    free(ctx->op_chunks);
+    sr_pool_fini(&ctx->ops);
     for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++)
         free(ctx->eps[pe]);
     free(ctx->eps);
@@ -1776,37 +1774,20 @@ static void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now)
 
 static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx)
 {
-    sr_tcp_op_t *op = ctx->op_free;
-    if (sr_unlikely(op == NULL)) {
-        enum { N = 256 };
-        sr_tcp_op_t *chunk = calloc(N, sizeof(*chunk));
-        sr_tcp_op_t **chunks = realloc(ctx->op_chunks,
-                                       (size_t)(ctx->nop_chunks + 1) * sizeof(*chunks));
-        if (chunks)
-            ctx->op_chunks = chunks;
-        if (chunk == NULL || chunks == NULL) {
-            free(chunk);
-            return NULL;
-        }
-        ctx->op_chunks[ctx->nop_chunks++] = chunk;
-        for (int i = 1; i < N; i++) {
-            chunk[i].next = ctx->op_free;
-            ctx->op_free = &chunk[i];
-        }
-        op = &chunk[0];
-    } else {
-        ctx->op_free = op->next;
-    }
+    sr_tcp_op_t *op = sr_pool_get(&ctx->ops);
+    if (sr_unlikely(op == NULL))
+        return NULL;
     memset(op, 0, sizeof(*op));
     op->tx.kind = SR_TCP_TX_OP;
     op->tx.hlen = SR_TCP_HDR_LEN;
     return op;
 }
 
+/* Only after the op's reply (so its tx has left the send queue) or after
+ * its connection failed (which drops the queue first). */
 static void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op)
 {
-    op->next = ctx->op_free;
-    ctx->op_free = op;
+    sr_pool_put(&ctx->ops, op);
 }
 
 /* Posts request `op` (frame `f`, `len` data bytes in flight) on a lane. */
