@@ -28,6 +28,7 @@ extern "C" {
 #define SYMRAIL_VERSION_PATCH 0
 
 typedef enum {
+    SYMRAIL_INPROGRESS       = 1,   /* internal: the operation completes later */
     SYMRAIL_OK               = 0,
     SYMRAIL_ERR_INVALID      = -1,  /* bad argument, or called before init */
     SYMRAIL_ERR_NOMEM        = -2,
@@ -41,6 +42,7 @@ typedef enum {
     SYMRAIL_ERR_SYSTEM       = -10, /* an operating system call failed */
     SYMRAIL_ERR_TRUNCATED    = -11,
     SYMRAIL_ERR_STATE        = -12, /* call not allowed in this state */
+    SYMRAIL_ERR_PEER_UNRESPONSIVE = -13, /* peer alive as far as we know, but silent */
 } symrail_status_t;
 
 /* Largest payload of one notification message. */

@@ -12,13 +12,6 @@ const sr_tl_ops_t *const sr_tl_all[] = {
 };
 const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);
 
-symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
-                                       uint64_t roff, size_t len, sr_tl_comp_t *comp)
-{
-    (void)ep, (void)lane, (void)dst, (void)region, (void)roff, (void)len, (void)comp;
-    return SYMRAIL_ERR_UNSUPPORTED;
-}
-
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
 {
     (void)ep, (void)max;
@@ -26,11 +19,10 @@ int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
     return 1;
 }
 
-symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
-                                          size_t len)
+symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
 {
-    (void)ep, (void)tag, (void)payload, (void)len;
-    return SYMRAIL_ERR_UNSUPPORTED;
+    (void)ep, (void)comp;
+    return SYMRAIL_OK;
 }
 
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)

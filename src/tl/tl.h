@@ -10,10 +10,14 @@
  * connection).  The core sprays the slices of a transfer over the lanes by
  * their weights and retries a failed slice on another lane.
  *
- * Every op returns SYMRAIL_OK when the work is already complete (comp is not
- * touched), SR_TL_INPROGRESS when comp->cb will be called exactly once from
- * the transport's progress, SYMRAIL_ERR_AGAIN when the transport has no room
- * now (the caller progresses and posts again), or an error.
+ * Every op returns SYMRAIL_OK when the work is complete as far as the caller
+ * can tell (comp is not touched), SR_TL_INPROGRESS when comp->cb will be
+ * called exactly once from the transport's progress, SYMRAIL_ERR_AGAIN when
+ * the transport has no room now (the caller progresses and posts again), or
+ * an error.  For put, "complete" means the source buffer may be reused: a
+ * transport whose attr says local_completion may still be carrying the data
+ * (sent inline or from its own bounce buffer), and `flush` is how the core
+ * learns that it has arrived.
  *
  * Ops tables are const and complete: an unsupported slot points to a
  * function returning SYMRAIL_ERR_UNSUPPORTED (sr_tl_unsupported_*), never NULL.
@@ -27,7 +31,7 @@
 
 #include "util/env.h"
 
-#define SR_TL_INPROGRESS 1
+#define SR_TL_INPROGRESS SYMRAIL_INPROGRESS
 
 typedef struct sr_tl_ctx sr_tl_ctx_t;
 typedef struct sr_tl_ep  sr_tl_ep_t;
@@ -72,6 +76,7 @@ typedef struct {
     size_t max_slice;      /* largest single transfer; SIZE_MAX when unlimited */
     int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
     int    ordered_lanes;  /* a lane applies its requests at the target in order */
+    int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {
@@ -106,6 +111,12 @@ typedef struct sr_tl_ops {
                                uint64_t roff, uint64_t operand, uint64_t compare,
                                uint64_t *result_p, sr_tl_comp_t *comp);
     symrail_status_t (*notify)(sr_tl_ep_t *ep, uint32_t tag, const void *payload, size_t len);
+    /* Remote completion: every put, get and atomic posted to ep before this
+     * call, those that returned SYMRAIL_OK included, has been applied at the
+     * target.  SYMRAIL_OK when nothing is outstanding, SR_TL_INPROGRESS when
+     * comp->cb follows from progress, or the error that an operation met
+     * after it had completed locally. */
+    symrail_status_t (*flush)(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
 
     /* Drives completions and incoming messages; returns how many it handled. */
     int (*progress)(sr_tl_ctx_t *ctx);
@@ -121,12 +132,10 @@ typedef struct sr_tl_ops {
     void (*wait_done)(sr_tl_ctx_t *ctx);
 } sr_tl_ops_t;
 
-/* Fillers for slots a transport does not support. */
-symrail_status_t sr_tl_unsupported_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
-                                       uint64_t roff, size_t len, sr_tl_comp_t *comp);
+/* Fillers for slots a transport does not need. */
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
-symrail_status_t sr_tl_unsupported_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
-                                          size_t len);
+/* For transports whose SYMRAIL_OK already means applied at the target. */
+symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 

@@ -4,6 +4,7 @@
 const char *symrail_strerror(symrail_status_t status)
 {
     switch (status) {
+    case SYMRAIL_INPROGRESS:       return "in progress";
     case SYMRAIL_OK:               return "success";
     case SYMRAIL_ERR_INVALID:      return "invalid argument";
     case SYMRAIL_ERR_NOMEM:        return "out of memory";
@@ -17,6 +18,7 @@ const char *symrail_strerror(symrail_status_t status)
     case SYMRAIL_ERR_SYSTEM:       return "operating system call failed";
     case SYMRAIL_ERR_TRUNCATED:    return "message truncated";
     case SYMRAIL_ERR_STATE:        return "call not allowed in the current state";
+    case SYMRAIL_ERR_PEER_UNRESPONSIVE: return "peer does not respond";
     }
     return "unknown status";
 }

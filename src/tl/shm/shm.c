@@ -418,6 +418,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .get          = sr_shm_get,
     .atomic       = sr_shm_atomic,
     .notify       = sr_shm_notify,
+    .flush        = sr_tl_flush_nothing,
     .progress     = sr_shm_progress,
     .ep_check     = sr_shm_ep_check,
     .stats        = sr_tl_no_stats,

@@ -2101,6 +2101,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .get          = sr_tcp_get,
     .atomic       = sr_tcp_atomic,
     .notify       = sr_tcp_notify,
+    .flush        = sr_tl_flush_nothing,
     .progress     = sr_tcp_progress,
     .ep_check     = sr_tcp_ep_check,
     .stats        = sr_tcp_stats,

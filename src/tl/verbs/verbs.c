@@ -1651,6 +1651,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .get          = sr_ib_get,
     .atomic       = sr_ib_atomic,
     .notify       = sr_ib_notify,
+    .flush        = sr_tl_flush_nothing,
     .progress     = sr_ib_progress,
     .ep_check     = sr_ib_ep_check,
     .stats        = sr_ib_stats,
