@@ -48,9 +48,19 @@ typedef enum {
     SR_TL_AMO_CSWAP,   /* result = *target; if (result == compare) *target = operand */
 } sr_tl_amo_t;
 
-/* Called by a transport's progress for every notification message received. */
+/* Called by a transport's progress for every notification message received.
+ * The slot the message came in stays taken (its credit does not go back to
+ * the sender) until the core calls notify_release for it, which it does when
+ * the application consumes the message: a receiver that never consumes
+ * stalls its senders instead of growing a queue. */
 typedef void (*sr_tl_notify_cb_t)(void *arg, int src_pe, uint32_t tag, const void *payload,
                                   size_t len);
+/* Called by a transport's progress when lane `lane` to `pe` goes down
+ * (weight 0) or comes back (its weight).  `generation` grows with every
+ * change of that lane, so the core can ignore a report older than one it
+ * has already seen. */
+typedef void (*sr_tl_lane_cb_t)(void *arg, int pe, int lane, uint32_t weight,
+                                uint32_t generation);
 
 typedef struct {
     int               my_pe;
@@ -60,6 +70,7 @@ typedef struct {
     const sr_env_t   *env;
     int               serve_local; /* no shared-memory transport carries local peers */
     sr_tl_notify_cb_t notify_cb;
+    sr_tl_lane_cb_t   lane_cb;
     void             *cb_arg;
 } sr_tl_params_t;
 
@@ -117,11 +128,25 @@ typedef struct sr_tl_ops {
      * comp->cb follows from progress, or the error that an operation met
      * after it had completed locally. */
     symrail_status_t (*flush)(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+    /* The core has posted every slice of one transfer to ep: a transport
+     * that holds work requests back to post them as one chain posts them
+     * now.  (It must also post what it holds from its progress and flush.) */
+    void (*ep_post_end)(sr_tl_ep_t *ep);
+    /* The application consumed one message that came from ep's peer: its
+     * slot may go back to the sender. */
+    void (*notify_release)(sr_tl_ep_t *ep);
 
     /* Drives completions and incoming messages; returns how many it handled. */
     int (*progress)(sr_tl_ctx_t *ctx);
-    /* SYMRAIL_OK while the peer is alive, SYMRAIL_ERR_PEER_GONE after. */
+    /* SYMRAIL_OK while the peer is alive, SYMRAIL_ERR_PEER_GONE once it is
+     * known to be gone (process exited, connection reset). */
     symrail_status_t (*ep_check)(sr_tl_ep_t *ep);
+    /* When (sr_time_ns) the peer last showed it is alive: any message,
+     * completion or heartbeat from it.  A transport that reports this keeps
+     * it fresh on idle endpoints (a heartbeat every SYMRAIL_HEARTBEAT) and
+     * the core calls a peer unresponsive once it is older than
+     * SYMRAIL_OP_TIMEOUT.  0: the transport cannot tell (sr_tl_heard_unknown). */
+    uint64_t (*ep_heard)(sr_tl_ep_t *ep);
     /* Adds this transport's counters into *stats_p. */
     void (*stats)(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
     /* Sleeping wait: token = wait_prepare(); re-check the condition; then
@@ -136,6 +161,8 @@ typedef struct sr_tl_ops {
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 /* For transports whose SYMRAIL_OK already means applied at the target. */
 symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+void sr_tl_ep_nothing(sr_tl_ep_t *ep);
+uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
