@@ -11,6 +11,8 @@ SR_ENV(transports,    SYMRAIL_TRANSPORTS,    STRING, "shm,verbs,tcp",
        "Comma list of transports that may be used, in order of preference")
 SR_ENV(op_timeout,    SYMRAIL_OP_TIMEOUT,    TIME,   "60s",
        "A blocking operation that cannot progress for this long fails (ms, s, m suffixes)")
+SR_ENV(heartbeat,     SYMRAIL_HEARTBEAT,     TIME,   "1s",
+       "An idle connection to a peer carries a heartbeat this often, so a silent peer is noticed")
 SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000",
        "Polls a waiting call makes before it sleeps on a futex")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64",
