@@ -6,7 +6,8 @@
 #include <string.h>
 
 /* Messages drained from the transports wait here until the application
- * polls; a transport must free its receive slots promptly. */
+ * polls.  Their slots stay taken until then (notify_release), so the queue
+ * never holds more than the senders' slots. */
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len)
 {
     sr_notify_queue_t *q = arg;
@@ -88,6 +89,10 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     *msg_p = q->msgs[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
+    /* Only now may the sender use the slot again. */
+    sr_peer_t *src = &sr_ctx.peers[msg_p->src_pe];
+    if (src->ep)
+        src->ops->notify_release(src->ep);
     return SYMRAIL_OK;
 }
 
