@@ -2,6 +2,7 @@
 #include "core/ctx.h"
 #include "util/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +55,11 @@ symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_
     sr_notify_try_t t = { &sr_ctx.peers[pe], tag, payload, len, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     if (!sr_notify_try(&t)) {
-        /* The receiver's slots are full: wait for it to drain them. */
+        /* The receiver's slots are full: wait for it to consume messages. */
+        char what[64];
+        snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
         sr_ctx.stats.backpressure_stalls++;
-        st = sr_wait(sr_notify_try, &t, 0, sr_ctx.env.op_timeout, "notify_send");
+        st = sr_wait(sr_notify_try, &t, 0, sr_ctx.env.op_timeout, what);
     }
     if (st == SYMRAIL_OK)
         st = t.st;
