@@ -73,6 +73,7 @@ typedef struct {
     uint32_t           inflight;    /* slices posted and not yet completed */
     int16_t            fence_lane;  /* SR_LANE_NONE, SR_LANE_MANY or the one lane */
     uint8_t            local_comp;  /* the transport completes puts locally */
+    uint8_t            immediate;   /* every put and get is done when the call returns */
     uint8_t            unflushed;   /* a put completed locally since the last flush */
     uint8_t            touched;     /* on sr_ctx.touched */
     uint8_t            is_local;    /* same node: liveness by process id */

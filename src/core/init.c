@@ -180,6 +180,7 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
             peer->ordered = slot->attr.ordered_lanes;
             peer->local_comp = (uint8_t)slot->attr.local_completion;
+            peer->immediate = (uint8_t)slot->attr.immediate;
             peer->fence_lane = SR_LANE_NONE;
             sr_peer_lanes_refresh(pe);
             sr_debug("PE %d reached over %s", pe, slot->ops->name);

@@ -191,7 +191,50 @@ static int sr_post_retry(void *arg)
     return p->done;
 }
 
-symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
+/* Posts slice `s` (already counted in its request) whose first post
+ * returned `st`, waiting for room when there is none. */
+static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
+{
+    if (sr_likely(sr_slice_posted(s, st)))
+        return SYMRAIL_OK;
+    sr_post_retry_t p = { s, 0 };
+    sr_ctx.stats.backpressure_stalls++;
+    st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, s->is_put ? "put" : "get");
+    if (st != SYMRAIL_OK)
+        sr_slice_finish(s, st);
+    return st;
+}
+
+static symrail_status_t sr_rma_wait(sr_req_t *req, int is_put, symrail_status_t st)
+{
+    /* Slices already posted must finish before the caller's buffer is reused. */
+    symrail_status_t wst = sr_req_wait(req, is_put ? "put" : "get");
+    sr_req_put(req);
+    return st == SYMRAIL_OK ? wst : st;
+}
+
+/* A one-slice transfer that did not complete when posted. */
+static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s, symrail_status_t st, int blocking)
+{
+    sr_req_t *req = &sr_ctx.nbi;
+    if (blocking) {
+        /* The transport calls back only from progress: not before this. */
+        req = sr_req_get();
+        if (sr_unlikely(req == NULL)) {
+            if (st == SR_TL_INPROGRESS)
+                sr_core_abort(1, "out of memory for a request in flight");
+            sr_slice_release(s);
+            return SYMRAIL_ERR_NOMEM;
+        }
+    }
+    s->req = req;
+    req->remaining++;
+    st = sr_slice_start(s, st);
+    return blocking ? sr_rma_wait(req, s->is_put, st) : st;
+}
+
+static __attribute__((noinline)) symrail_status_t sr_rma_sliced(int is_put, char *local, uint64_t roff, size_t len, int pe,
+                                      int blocking)
 {
     sr_peer_t *peer = &sr_ctx.peers[pe];
     sr_req_t *req = &sr_ctx.nbi;
@@ -203,15 +246,8 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
         if (sr_unlikely(req == NULL))
             return SYMRAIL_ERR_NOMEM;
     }
-    if (is_put) {
-        sr_ctx.stats.puts++;
-        sr_ctx.stats.put_bytes += len;
-    } else {
-        sr_ctx.stats.gets++;
-        sr_ctx.stats.get_bytes += len;
-    }
     sr_slicer_init(&sl, len, peer->slice);
-    for (size_t i = 0; i < sl.count; i++) {
+    for (size_t i = 0; i < sl.count && st == SYMRAIL_OK; i++) {
         size_t off, n;
         sr_slice_t *s = sr_slice_alloc();
         if (sr_unlikely(s == NULL)) {
@@ -222,7 +258,7 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
         s->comp.cb = sr_slice_done;
         s->comp.flags = i + 1 < sl.count ? SR_TL_COMP_MORE : 0;
         s->req = req;
-        s->local = (char *)local + off;
+        s->local = local + off;
         s->roff = roff + off;
         s->len = n;
         s->pe = pe;
@@ -231,26 +267,59 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
         s->inflight = 0;
         s->lane = sr_lanes_pick(&peer->lanes, -1);
         req->remaining++;
-        if (sr_unlikely(!sr_slice_posted(s, sr_slice_post(s)))) {
-            sr_post_retry_t p = { s, 0 };
-            sr_ctx.stats.backpressure_stalls++;
-            st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, is_put ? "put" : "get");
-            if (st != SYMRAIL_OK) {
-                sr_slice_finish(s, st);
-                break;
-            }
-        }
+        st = sr_slice_start(s, sr_slice_post(s));
     }
-    if (sl.count > 1)
-        peer->ops->ep_post_end(peer->ep);
-    if (blocking) {
-        /* Slices already posted must finish before the caller's buffer is reused. */
-        symrail_status_t wst = sr_req_wait(req, is_put ? "put" : "get");
-        if (st == SYMRAIL_OK)
-            st = wst;
-        sr_req_put(req);
+    peer->ops->ep_post_end(peer->ep);
+    return blocking ? sr_rma_wait(req, is_put, st) : st;
+}
+
+/* One slice: no request unless the transport takes it in flight. */
+static __attribute__((noinline)) symrail_status_t sr_rma_one(int is_put, void *local,
+                                                             uint64_t roff, size_t len, int pe,
+                                                             int blocking)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_slice_t *s = sr_slice_alloc();
+    if (sr_unlikely(s == NULL))
+        return SYMRAIL_ERR_NOMEM;
+    s->comp.cb = sr_slice_done;
+    s->comp.flags = 0;
+    s->req = NULL;
+    s->local = local;
+    s->roff = roff;
+    s->len = len;
+    s->pe = pe;
+    s->is_put = (uint8_t)is_put;
+    s->tries = 0;
+    s->inflight = 0;
+    s->lane = sr_lanes_pick(&peer->lanes, -1);
+    symrail_status_t st = sr_slice_post(s);
+    if (sr_likely(st == SYMRAIL_OK)) {
+        peer->unflushed |= (uint8_t)(is_put & peer->local_comp);
+        sr_peer_note(peer, pe, s->lane);
+        sr_slice_release(s);
+        return SYMRAIL_OK;
     }
-    return st;
+    return sr_rma_one_slow(s, st, blocking);
+}
+
+symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    if (is_put) {
+        sr_ctx.stats.puts++;
+        sr_ctx.stats.put_bytes += len;
+    } else {
+        sr_ctx.stats.gets++;
+        sr_ctx.stats.get_bytes += len;
+    }
+    /* Load/store peers: the copy is the whole operation. */
+    if (peer->immediate)
+        return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
+                      : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
+    if (sr_unlikely(len > peer->slice))
+        return sr_rma_sliced(is_put, local, roff, len, pe, blocking);
+    return sr_rma_one(is_put, local, roff, len, pe, blocking);
 }
 
 symrail_status_t sr_peer_flush(int pe, const char *what)
