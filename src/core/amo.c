@@ -32,15 +32,15 @@ static int sr_amo_try(void *arg)
     return a->st != SYMRAIL_ERR_AGAIN;
 }
 
-symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
-                        int pe, uint64_t *result_p)
+static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_tl_amo_t op, uint64_t roff,
+                                                              uint64_t operand, uint64_t compare,
+                                                              int pe, uint64_t *result_p)
 {
     sr_req_t *req = sr_req_get();
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
     sr_amo_post_t a = { pe, op, roff, operand, compare, req, -1, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
-    sr_ctx.stats.atomics++;
     /* Retried only while the transport says it posted nothing (no room, or
      * a lane being repaired): an atomic that failed in flight may still have
      * been applied, and applying it twice would be wrong.  The wait logs its
@@ -66,6 +66,18 @@ symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_
 out:
     sr_req_put(req);
     return st;
+}
+
+symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
+                        int pe, uint64_t *result_p)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_ctx.stats.atomics++;
+    /* Load/store peers answer at once, into the caller's result. */
+    if (peer->immediate)
+        return peer->ops->atomic(peer->ep, 0, op, SR_HEAP_REGION, roff, operand, compare,
+                                 result_p, NULL);
+    return sr_amo_slow(op, roff, operand, compare, pe, result_p);
 }
 
 /*

@@ -342,9 +342,8 @@ symrail_status_t sr_peer_flush(int pe, const char *what)
     return st;
 }
 
-symrail_status_t sr_quiet(void)
+static __attribute__((noinline)) symrail_status_t sr_quiet_slow(void)
 {
-    sr_ctx.stats.quiets++;
     symrail_status_t st = sr_req_wait(&sr_ctx.nbi, "quiet");
     for (int i = 0; i < sr_ctx.ntouched; i++) {
         int pe = sr_ctx.touched[i];
@@ -357,6 +356,15 @@ symrail_status_t sr_quiet(void)
     }
     sr_ctx.ntouched = 0;
     return st;
+}
+
+symrail_status_t sr_quiet(void)
+{
+    sr_ctx.stats.quiets++;
+    if (sr_likely(sr_ctx.nbi.remaining == 0 && sr_ctx.ntouched == 0 &&
+                  sr_ctx.nbi.status == SYMRAIL_OK))
+        return SYMRAIL_OK;
+    return sr_quiet_slow();
 }
 
 static int sr_peer_idle(void *arg)

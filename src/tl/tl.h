@@ -94,8 +94,8 @@ typedef struct {
     int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
     int    ordered_lanes;  /* a lane applies its requests at the target in order */
     int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
-    int    immediate;      /* put and get always return SYMRAIL_OK, applied in order at
-                            * the target: the core calls them with comp NULL, no slice */
+    int    immediate;      /* put, get and atomic are applied at the target, in order,
+                            * before they return: the core calls them with comp NULL */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {
