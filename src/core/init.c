@@ -1,6 +1,7 @@
 #include "config.h"
 #include "core/ctx.h"
 #include "util/log.h"
+#include "util/strlist.h"
 #include "util/sys.h"
 
 #include <sched.h>
@@ -32,23 +33,9 @@ typedef struct {
 static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
 {
     for (size_t i = 0; i < sr_tl_nall; i++)
-        if (strlen(sr_tl_all[i]->name) == len && strncmp(sr_tl_all[i]->name, name, len) == 0)
+        if (sr_list_item_is(name, len, sr_tl_all[i]->name))
             return sr_tl_all[i];
     return NULL;
-}
-
-/* Is `name` one of the entries of the comma list? */
-static int sr_tl_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += len;
-        p += *p == ',';
-    }
-    return 0;
 }
 
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
@@ -56,12 +43,13 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
     const char *list = sr_ctx.env.transports;
     sr_tl_mem_t heap = { sr_ctx.heap_base, sr_ctx.heap_size, sr_ctx.heap_name };
 
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
+    const char *pos = list, *p;
+    size_t len;
+    while (sr_list_next(&pos, &p, &len)) {
         const sr_tl_ops_t *ops = sr_tl_find(p, len);
         int known = 0;
         for (int k = 0; sr_tl_known[k]; k++)
-            known |= strlen(sr_tl_known[k]) == len && strncmp(sr_tl_known[k], p, len) == 0;
+            known |= sr_list_item_is(p, len, sr_tl_known[k]);
         if (!known) {
             sr_error("SYMRAIL_TRANSPORTS='%s': unknown transport '%.*s' (known: shm, verbs, tcp)",
                      list, (int)len, p);
@@ -73,7 +61,7 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
                 .is_local = bi->is_local, .env = &sr_ctx.env,
-                .serve_local = !sr_tl_listed(list, "shm"),
+                .serve_local = !sr_list_has(list, "shm"),
                 .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
                 .cb_arg = &sr_ctx.notifyq,
             };
@@ -92,8 +80,6 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
                     return st;
             }
         }
-        p += len;
-        p += *p == ',';
     }
     if (sr_ctx.ntls == 0) {
         sr_error("SYMRAIL_TRANSPORTS='%s' leaves no usable transport", list);
