@@ -11,6 +11,7 @@
 #include "core/lanes.h"
 #include "tl/tl.h"
 #include "util/env.h"
+#include "util/msgq.h"
 #include "util/pool.h"
 #include "util/sys.h"
 
@@ -91,11 +92,6 @@ typedef struct {
 } sr_stats_t;
 
 typedef struct {
-    symrail_notify_t *msgs;
-    size_t            cap, head, count;
-} sr_notify_queue_t;
-
-typedef struct {
     sr_state_t         state;
     int                my_pe;
     int                n_pes;
@@ -123,7 +119,7 @@ typedef struct {
     int                live_next; /* next peer the liveness check looks at */
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
     sr_slice_t        *retry_head, *retry_tail;
-    sr_notify_queue_t  notifyq;
+    sr_msgq_t          notifyq;   /* received, not yet consumed */
     sr_stats_t         stats;
 } sr_ctx_t;
 
