@@ -206,6 +206,10 @@ void *symrail_ptr(const void *addr, int pe)
     SR_API_UP("symrail_ptr", NULL);
     if (!sr_api_pe_ok("symrail_ptr", pe) || !sr_api_sym_ok("symrail_ptr", "addr", addr, 0, &off))
         return NULL;
+    /* Our own heap is mapped here whatever transport carries the peers
+     * (TCP offers no load/store view, not even of ourselves). */
+    if (pe == sr_ctx.my_pe)
+        return (void *)addr;
     char *base = sr_ctx.peers[pe].base;
     return base ? base + off : NULL;
 }
