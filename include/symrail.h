@@ -23,9 +23,7 @@
 extern "C" {
 #endif
 
-#define SYMRAIL_VERSION_MAJOR 0
-#define SYMRAIL_VERSION_MINOR 1
-#define SYMRAIL_VERSION_PATCH 0
+#include "symrail_version.h"  /* SYMRAIL_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 
 typedef enum {
     SYMRAIL_INPROGRESS       = 1,   /* internal: the operation completes later */

@@ -140,7 +140,7 @@ int symrail_n_pes(void)
 
 const char *symrail_version_string(void)
 {
-    return PACKAGE_VERSION;
+    return SYMRAIL_VERSION_STRING;
 }
 
 void symrail_version(int *major_p, int *minor_p, int *patch_p)
