@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build hygiene: the version is written only in configure.ac and everything
-# that reports it agrees.
+# that reports it agrees; every result configure defines is used somewhere.
 : "${top_srcdir:?}" "${top_builddir:?}"
 nfail=0
 fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
@@ -27,5 +27,22 @@ got=$("$top_builddir/symrun" --version)
 [ "$got" = "symrun (symrail) $ver" ] && pass "symrun --version" || fail "symrun --version: $got"
 got=$(sed -n 's/^Version: //p' "$top_builddir/symrail.pc")
 [ "$got" = "$ver" ] && pass "symrail.pc" || fail "symrail.pc says $got"
+
+# What configure.ac defines (AC_CHECK_FUNCS -> HAVE_*, AC_DEFINE, AC_SUBST)
+# must be read by a source, a makefile or a template.
+names=$(cd "$top_srcdir" && {
+    sed -n 's/.*AC_CHECK_FUNCS(\[\([^]]*\)\].*/\1/p' configure.ac | tr ' ' '\n' |
+        tr 'a-z' 'A-Z' | sed -n 's/^\(..*\)$/HAVE_\1/p'
+    sed -n 's/.*AC_DEFINE\(_UNQUOTED\)\{0,1\}(\[\([A-Za-z0-9_]*\)\].*/\2/p' configure.ac
+    sed -n 's/.*AC_SUBST(\[\([A-Za-z0-9_]*\)\].*/\1/p' configure.ac
+})
+[ -n "$names" ] || fail "found nothing that configure.ac defines"
+unused=
+for n in $names; do
+    (cd "$top_srcdir" && grep -rqw -- "$n" src include launcher tests/unit tests/integration \
+        Makefile.am symrail.pc.in include/symrail_version.h.in) || unused="$unused $n"
+done
+[ -z "$unused" ] && pass "every configure result is used" ||
+    fail "configure.ac defines what nothing uses:$unused"
 
 [ "$nfail" -eq 0 ]
