@@ -13,10 +13,7 @@ symrail_status_t sr_heap_init(void)
     uint64_t size = sr_ctx.env.heap_size;
     symrail_status_t st;
 
-    if (size < SR_HEAP_RESERVED + 4096 || size > ((uint64_t)1 << 46)) {
-        sr_error("SYMRAIL_HEAP_SIZE=%llu is out of range (8K .. 64T)", (unsigned long long)size);
-        return SYMRAIL_ERR_INVALID;
-    }
+    /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
     size = SR_ALIGN_UP(size, page);
     sr_shm_name(sr_ctx.heap_name, sizeof(sr_ctx.heap_name), bi->job, bi->rank, "heap");
     size_t align = SR_HEAP_MAX_BASE_ALIGN;

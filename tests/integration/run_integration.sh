@@ -29,8 +29,13 @@ run_case "bad SYMRAIL_HEAP_SIZE is a clear init error" nonzero \
     "SYMRAIL_HEAP_SIZE='lots' is not valid" \
     env SYMRAIL_HEAP_SIZE=lots "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
 run_case "unknown transport is a clear init error" nonzero \
-    "unknown transport 'ib'" \
+    "SYMRAIL_TRANSPORTS='ib' is out of range: 'ib' is not one of shm\\|verbs\\|tcp" \
     env SYMRAIL_TRANSPORTS=ib "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
+run_case "SYMRAIL_SLICE_SIZE=0 is refused naming the range" nonzero \
+    "SYMRAIL_SLICE_SIZE='0' is out of range: allowed 4K\\.\\.1G" \
+    env SYMRAIL_SLICE_SIZE=0 "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
+run_case "symrail-info prints each variable's range" 0 \
+    'SYMRAIL_SLICE_SIZE +default 64K +range 4K\.\.1G' "$top_builddir/symrail-info" --env
 run_case "singleton without a launcher" 0 '^hello from PE 0 of 1$' \
     env -u PMIX_NAMESPACE "$top_builddir/examples/hello"
 finish
