@@ -41,6 +41,7 @@ typedef enum {
     SYMRAIL_ERR_TRUNCATED    = -11,
     SYMRAIL_ERR_STATE        = -12, /* call not allowed in this state */
     SYMRAIL_ERR_PEER_UNRESPONSIVE = -13, /* peer alive as far as we know, but silent */
+    SYMRAIL_ERR_MISMATCH     = -14, /* PEs made different collective calls */
 } symrail_status_t;
 
 /* Largest payload of one notification message. */

@@ -10,6 +10,21 @@ for n in 2 4; do
     run_case "symrail_putmem with a bad PE aborts the job (-n $n)" nonzero \
         'symrail_putmem: pe 1000 is out of range' \
         "$SYMRUN" -n "$n" --timeout 60 "$T/t_badinput" abort
+    # Collective calls that differ between PEs end the job, naming both.
+    run_case "different symrail_malloc sizes end the job (-n $n)" nonzero \
+        'PE [0-9] made an allocation of (1024|1048576) bytes .*PE [0-9] made an allocation of (1048576|1024) bytes' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" size
+    run_case "a symrail_free missing on one PE ends the job (-n $n)" nonzero \
+        'PE [0-9] made (symrail_free of a block of 4096 bytes|an allocation of 2048 bytes).*PE [0-9] made (an allocation of 2048 bytes|symrail_free of a block of 4096 bytes)' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" free
+    run_case "barrier_all against symrail_malloc ends the job (-n $n)" nonzero \
+        'PE [0-9] made (a barrier|an allocation of 2048).*PE [0-9] made (an allocation of 2048|a barrier)' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" barrier
+    run_case "a different SYMRAIL_HEAP_SIZE on one PE stops init (-n $n)" nonzero \
+        'SYMRAIL_HEAP_SIZE differs between PEs: PE [0-9] has [0-9]+ bytes, PE [0-9] has [0-9]+' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" heapsize
+    run_case "matching collective calls (-n $n)" 0 '^ok: matching collective calls' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" same
     run_case "waiting on a departed peer ends in an error (-n $n)" 0 \
         'ok: waiting on a departed peer fails with: peer process is gone' \
         "$SYMRUN" -n "$n" --timeout 60 "$T/t_badinput" peergone
