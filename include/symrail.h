@@ -28,9 +28,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define SYMRAIL_VERSION_MAJOR 0
-#define SYMRAIL_VERSION_MINOR 1
-#define SYMRAIL_VERSION_PATCH 0
+#include "symrail_version.h"  /* SYMRAIL_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 
 typedef enum {
     SYMRAIL_INPROGRESS       = 1,   /* internal: the operation completes later */
@@ -48,6 +46,7 @@ typedef enum {
     SYMRAIL_ERR_TRUNCATED    = -11,
     SYMRAIL_ERR_STATE        = -12, /* call not allowed in this state */
     SYMRAIL_ERR_PEER_UNRESPONSIVE = -13, /* peer alive as far as we know, but silent */
+    SYMRAIL_ERR_MISMATCH     = -14, /* PEs made different collective calls */
 } symrail_status_t;
 
 /* Largest payload of one notification message. */

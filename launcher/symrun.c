@@ -45,10 +45,6 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "0.1.0"
-#endif
-
 #define SR_SYMRUN_DEFAULT_GRACE_MS 2000L
 /* Output pipes still open after the last rank was reaped are held by
  * descendants that left their rank's process group; their output is not

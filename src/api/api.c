@@ -102,7 +102,10 @@ symrail_status_t symrail_finalize_status(void)
     if (sr_ctx.state == SR_STATE_DOWN)
         return SYMRAIL_OK;
     SR_API_UP("symrail_finalize", SYMRAIL_ERR_INVALID);
-    return sr_core_finalize();
+    symrail_status_t st = sr_core_finalize();
+    if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
+        sr_api_fatal("symrail_finalize", st);  /* the core is still up for this */
+    return st;
 }
 
 void symrail_init(void)
@@ -140,7 +143,7 @@ int symrail_n_pes(void)
 
 const char *symrail_version_string(void)
 {
-    return PACKAGE_VERSION;
+    return SYMRAIL_VERSION_STRING;
 }
 
 void symrail_version(int *major_p, int *minor_p, int *patch_p)
@@ -163,10 +166,21 @@ void symrail_abort(int code, const char *msg)
 
 /* ---- symmetric heap -------------------------------------------------------- */
 
+/* The heap calls return NULL on failure; PEs that made different collective
+ * calls cannot go on (their heaps no longer match), so the job ends. */
+static void *sr_api_heap(const char *fn, size_t size, size_t align, int zero)
+{
+    void *ptr;
+    symrail_status_t st = sr_heap_malloc(size, align, zero, fn, &ptr);
+    if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
+        sr_api_fatal(fn, st);
+    return ptr;
+}
+
 void *symrail_malloc(size_t size)
 {
     SR_API_UP("symrail_malloc", NULL);
-    return sr_heap_malloc(size, 0, 0, "symrail_malloc");
+    return sr_api_heap("symrail_malloc", size, 0, 0);
 }
 
 void *symrail_calloc(size_t count, size_t size)
@@ -176,7 +190,7 @@ void *symrail_calloc(size_t count, size_t size)
         sr_error("symrail_calloc: count %zu x size %zu overflows", count, size);
         return NULL;
     }
-    return sr_heap_malloc(count * size, 0, 1, "symrail_calloc");
+    return sr_api_heap("symrail_calloc", count * size, 0, 1);
 }
 
 void *symrail_align(size_t alignment, size_t size)
@@ -186,7 +200,7 @@ void *symrail_align(size_t alignment, size_t size)
         sr_error("symrail_align: alignment %zu is not a power of two", alignment);
         return NULL;
     }
-    return sr_heap_malloc(size, alignment, 0, "symrail_align");
+    return sr_api_heap("symrail_align", size, alignment, 0);
 }
 
 void symrail_free(void *ptr)
@@ -197,7 +211,8 @@ void symrail_free(void *ptr)
         return;
     if (!sr_api_sym_ok("symrail_free", "ptr", ptr, 0, &off))
         return;
-    sr_heap_release(ptr);
+    if (sr_heap_release(ptr) == SYMRAIL_ERR_MISMATCH)
+        sr_api_fatal("symrail_free", SYMRAIL_ERR_MISMATCH);
 }
 
 void *symrail_ptr(const void *addr, int pe)
@@ -206,6 +221,10 @@ void *symrail_ptr(const void *addr, int pe)
     SR_API_UP("symrail_ptr", NULL);
     if (!sr_api_pe_ok("symrail_ptr", pe) || !sr_api_sym_ok("symrail_ptr", "addr", addr, 0, &off))
         return NULL;
+    /* Our own heap is mapped here whatever transport carries the peers
+     * (TCP offers no load/store view, not even of ourselves). */
+    if (pe == sr_ctx.my_pe)
+        return (void *)addr;
     char *base = sr_ctx.peers[pe].base;
     return base ? base + off : NULL;
 }
@@ -282,13 +301,20 @@ symrail_status_t symrail_barrier_all(void)
 {
     SR_API_UP("symrail_barrier_all", SYMRAIL_ERR_INVALID);
     symrail_status_t st = sr_quiet();
-    return st == SYMRAIL_OK ? sr_barrier() : st;
+    if (st == SYMRAIL_OK)
+        st = sr_barrier();
+    if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
+        sr_api_fatal("symrail_barrier_all", st);
+    return st;
 }
 
 symrail_status_t symrail_sync_all(void)
 {
     SR_API_UP("symrail_sync_all", SYMRAIL_ERR_INVALID);
-    return sr_barrier();
+    symrail_status_t st = sr_barrier();
+    if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
+        sr_api_fatal("symrail_sync_all", st);
+    return st;
 }
 
 /* ---- signals -------------------------------------------------------------------- */

@@ -81,9 +81,10 @@ typedef struct {
     uint64_t           stopped_since; /* when the local peer was first seen stopped */
 } sr_peer_t;
 
-/* The words at the start of every heap. */
+/* The words at the start of every heap.  barrier[r][epoch & 1] receives
+ * round r of a barrier: its epoch and what collective call it belongs to. */
 typedef struct {
-    uint64_t barrier[SR_BARRIER_ROUNDS];
+    uint64_t barrier[SR_BARRIER_ROUNDS][2];
 } sr_heap_intern_t;
 
 typedef struct {
@@ -201,7 +202,14 @@ void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t genera
 void sr_slices_fini(void);
 
 /* sync.c */
-symrail_status_t sr_barrier(void);
+/* The collective call a barrier belongs to, compared between partners:
+ * SYMRAIL_ERR_MISMATCH (logged, naming both PEs and calls) when they differ. */
+typedef enum { SR_COLL_BARRIER = 0, SR_COLL_ALLOC = 1, SR_COLL_FREE = 2 } sr_coll_t;
+symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align);
+static inline symrail_status_t sr_barrier(void)
+{
+    return sr_barrier_coll(SR_COLL_BARRIER, 0, 0);
+}
 symrail_status_t sr_signal_wait(uint64_t *sig, symrail_cmp_t cmp, uint64_t value,
                                 uint64_t *value_p);
 static inline int sr_cmp(uint64_t a, symrail_cmp_t cmp, uint64_t b)
@@ -226,7 +234,8 @@ void sr_notify_fini(void);
 /* heap.c */
 symrail_status_t sr_heap_init(void);
 void sr_heap_fini(void);
-void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what);
+symrail_status_t sr_heap_malloc(size_t size, size_t align, int zero, const char *what,
+                                void **ptr_p);
 symrail_status_t sr_heap_release(void *ptr);
 
 #endif

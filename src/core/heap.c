@@ -13,10 +13,7 @@ symrail_status_t sr_heap_init(void)
     uint64_t size = sr_ctx.env.heap_size;
     symrail_status_t st;
 
-    if (size < SR_HEAP_RESERVED + 4096 || size > ((uint64_t)1 << 46)) {
-        sr_error("SYMRAIL_HEAP_SIZE=%llu is out of range (8K .. 64T)", (unsigned long long)size);
-        return SYMRAIL_ERR_INVALID;
-    }
+    /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
     size = SR_ALIGN_UP(size, page);
     sr_shm_name(sr_ctx.heap_name, sizeof(sr_ctx.heap_name), bi->job, bi->rank, "heap");
     size_t align = SR_HEAP_MAX_BASE_ALIGN;
@@ -51,16 +48,18 @@ void sr_heap_fini(void)
     sr_ctx.heap_base = NULL;
 }
 
-void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what)
+symrail_status_t sr_heap_malloc(size_t size, size_t align, int zero, const char *what,
+                                void **ptr_p)
 {
     uint64_t off = 0;
     symrail_status_t st = SYMRAIL_OK;
     void *ptr = NULL;
 
+    *ptr_p = NULL;
     if (align > sr_ctx.heap_align) {
         sr_error("%s: alignment %zu is larger than the heap base's alignment %zu", what, align,
                  sr_ctx.heap_align);
-        return NULL;  /* the same answer on every PE: no barrier needed */
+        return SYMRAIL_ERR_INVALID;  /* the same answer on every PE: no barrier needed */
     }
     if (size != 0) {
         st = sr_heap_alloc(&sr_ctx.heap, size, align, &off);
@@ -79,24 +78,33 @@ void *sr_heap_malloc(size_t size, size_t align, int zero, const char *what)
                      what, size, align);
         }
     }
-    /* Like shmem_malloc: every PE leaves only when all have allocated. */
-    if (sr_quiet() != SYMRAIL_OK || sr_barrier() != SYMRAIL_OK) {
+    /* Like shmem_malloc: every PE leaves only when all have allocated.  The
+     * barrier carries the arguments, so PEs whose heaps would diverge stop. */
+    symrail_status_t bst = sr_quiet();
+    if (bst == SYMRAIL_OK)
+        bst = sr_barrier_coll(SR_COLL_ALLOC, size, align);
+    if (bst != SYMRAIL_OK) {
         if (ptr)
             sr_heap_free(&sr_ctx.heap, off);
-        return NULL;
+        return bst;
     }
-    return ptr;
+    if (st == SYMRAIL_OK)
+        *ptr_p = ptr;
+    return st;
 }
 
 symrail_status_t sr_heap_release(void *ptr)
 {
-    /* Like shmem_free: nobody may still be accessing the object. */
+    uint64_t off = sr_heap_offset(ptr);
+    /* Like shmem_free: nobody may still be accessing the object.  The
+     * barrier carries the block's size, so a free missing on one PE stops
+     * the job instead of shifting every later allocation. */
     symrail_status_t st = sr_quiet();
     if (st == SYMRAIL_OK)
-        st = sr_barrier();
+        st = sr_barrier_coll(SR_COLL_FREE, sr_heap_alloc_size(&sr_ctx.heap, off), 0);
     if (st != SYMRAIL_OK)
         return st;
-    st = sr_heap_free(&sr_ctx.heap, sr_heap_offset(ptr));
+    st = sr_heap_free(&sr_ctx.heap, off);
     if (st != SYMRAIL_OK)
         sr_error("symrail_free(%p): not the start of a live symmetric allocation", ptr);
     return st;

@@ -10,19 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SR_BLOB_MAGIC   0x73796d7261696c31ull  /* "symrail1" */
+#define SR_BLOB_MAGIC   0x73796d7261696c32ull  /* "symrail2" */
 #define SR_TL_NAME_LEN  16
 
 sr_ctx_t sr_ctx = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1 };
-
-/* Names a user may list in SYMRAIL_TRANSPORTS, compiled in or not. */
-static const char *const sr_tl_known[] = { "shm", "verbs", "tcp", NULL };
 
 typedef struct {
     uint64_t magic;
     int32_t  pe;
     int32_t  pid;
     uint32_t ntls;
+    uint64_t heap_size;  /* every PE must have the same */
 } sr_blob_hdr_t;
 
 typedef struct {
@@ -46,15 +44,8 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
     const char *pos = list, *p;
     size_t len;
     while (sr_list_next(&pos, &p, &len)) {
+        /* The names were checked against the variable table's range at load. */
         const sr_tl_ops_t *ops = sr_tl_find(p, len);
-        int known = 0;
-        for (int k = 0; sr_tl_known[k]; k++)
-            known |= sr_list_item_is(p, len, sr_tl_known[k]);
-        if (!known) {
-            sr_error("SYMRAIL_TRANSPORTS='%s': unknown transport '%.*s' (known: shm, verbs, tcp)",
-                     list, (int)len, p);
-            return SYMRAIL_ERR_INVALID;
-        }
         if (ops == NULL) {
             sr_info("transport '%.*s' is not compiled into this build", (int)len, p);
         } else if (sr_ctx.ntls < SR_MAX_TLS) {
@@ -101,7 +92,8 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     char *blob = calloc(1, cap), *p;
     if (blob == NULL)
         return SYMRAIL_ERR_NOMEM;
-    sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_ctx.my_pe, (int32_t)getpid(), (uint32_t)sr_ctx.ntls };
+    sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_ctx.my_pe, (int32_t)getpid(), (uint32_t)sr_ctx.ntls,
+                          sr_ctx.heap_size };
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
     for (int i = 0; i < sr_ctx.ntls; i++) {
@@ -182,6 +174,34 @@ err_blob:
     return SYMRAIL_ERR_BOOT;
 }
 
+/* Symmetric offsets are only symmetric if every heap has the same size: a
+ * PE with a smaller one would fail allocations alone.  Every PE sees every
+ * blob, so all of them refuse alike. */
+static symrail_status_t sr_heap_sizes_agree(void *const *blobs, const size_t *lens)
+{
+    char list[256] = "";
+    size_t pos = 0;
+    int ndiff = 0;
+    for (int pe = 0; pe < sr_ctx.n_pes; pe++) {
+        sr_blob_hdr_t hdr;
+        if (lens[pe] < sizeof(hdr))
+            continue;  /* sr_peer_connect reports it */
+        memcpy(&hdr, blobs[pe], sizeof(hdr));
+        if (hdr.magic != SR_BLOB_MAGIC || hdr.heap_size == sr_ctx.heap_size)
+            continue;
+        if (ndiff++ < 8 && pos < sizeof(list))
+            pos += (size_t)snprintf(list + pos, sizeof(list) - pos, "%sPE %d has %llu",
+                                    ndiff > 1 ? ", " : "", pe,
+                                    (unsigned long long)hdr.heap_size);
+    }
+    if (ndiff == 0)
+        return SYMRAIL_OK;
+    sr_error("SYMRAIL_HEAP_SIZE differs between PEs: PE %d has %zu bytes, %s%s; "
+             "set the same value on every PE", sr_ctx.my_pe, sr_ctx.heap_size, list,
+             ndiff > 8 ? ", ..." : "");
+    return SYMRAIL_ERR_INVALID;
+}
+
 static symrail_status_t sr_wireup(void)
 {
     void *blob = NULL, **blobs = NULL;
@@ -193,6 +213,7 @@ static symrail_status_t sr_wireup(void)
     free(blob);
     if (st != SYMRAIL_OK)
         return st;
+    st = sr_heap_sizes_agree(blobs, lens);
     for (int pe = 0; pe < sr_ctx.n_pes && st == SYMRAIL_OK; pe++)
         st = sr_peer_connect(pe, blobs[pe], lens[pe]);
     sr_boot_blobs_free(sr_ctx.boot, blobs, lens);
@@ -367,6 +388,8 @@ symrail_status_t sr_core_finalize(void)
 {
     symrail_status_t st = sr_quiet();
     symrail_status_t bst = sr_barrier();
+    if (bst == SYMRAIL_ERR_MISMATCH)
+        return bst;  /* a peer is in another collective call: the caller ends the job */
     if (st == SYMRAIL_OK)
         st = bst;
     if (sr_ctx.env.stats)

@@ -2,6 +2,8 @@
 #include "core/ctx.h"
 #include "util/log.h"
 
+#include <stdio.h>
+
 typedef struct {
     const uint64_t *word;
     symrail_cmp_t   cmp;
@@ -16,29 +18,113 @@ static int sr_sig_ready(void *arg)
     return sr_cmp(w->seen, w->cmp, w->value);
 }
 
+_Static_assert(sizeof(sr_heap_intern_t) <= SR_HEAP_RESERVED,
+               "the library's symmetric words must fit the reserved start of the heap");
+
 /*
- * Dissemination barrier over symmetric counters: in round r every PE adds one
- * to barrier[r] of PE me+2^r and waits for its own barrier[r] to reach the
- * epoch.  Counters only grow, so no reset is needed between barriers, and it
- * runs over whatever transport reaches each partner.
+ * One barrier word: which barrier (the epoch, modulo 2^16) and which
+ * collective call it belongs to (kind, log2 of the alignment, size).  The
+ * word a PE writes replaces the counter a barrier has to send anyway, so
+ * comparing calls costs nothing.  Sizes from 2^40 - 1 on are written as
+ * that value.
  */
-symrail_status_t sr_barrier(void)
+#define SR_BW_EPOCH_BITS 16
+#define SR_BW_KIND_BITS  3
+#define SR_BW_ALIGN_BITS 5
+#define SR_BW_SIZE_BITS  40
+#define SR_BW_SIZE_MAX   ((UINT64_C(1) << SR_BW_SIZE_BITS) - 1)
+#define SR_BW_EPOCH_MASK ((UINT64_C(1) << SR_BW_EPOCH_BITS) - 1)
+
+static uint64_t sr_bw_encode(uint64_t epoch, sr_coll_t kind, uint64_t size, uint64_t align)
+{
+    uint64_t lg = 0;
+    while (lg + 1 < (UINT64_C(1) << SR_BW_ALIGN_BITS) && (UINT64_C(1) << lg) < align)
+        lg++;
+    if (size > SR_BW_SIZE_MAX)
+        size = SR_BW_SIZE_MAX;
+    return (epoch & SR_BW_EPOCH_MASK) | (uint64_t)kind << SR_BW_EPOCH_BITS |
+           lg << (SR_BW_EPOCH_BITS + SR_BW_KIND_BITS) |
+           size << (SR_BW_EPOCH_BITS + SR_BW_KIND_BITS + SR_BW_ALIGN_BITS);
+}
+
+/* "symrail_malloc(1024)" and the like, for the mismatch message. */
+static void sr_bw_describe(uint64_t w, char *buf, size_t len)
+{
+    unsigned kind = (unsigned)(w >> SR_BW_EPOCH_BITS) & ((1u << SR_BW_KIND_BITS) - 1);
+    unsigned lg = (unsigned)(w >> (SR_BW_EPOCH_BITS + SR_BW_KIND_BITS)) &
+                  ((1u << SR_BW_ALIGN_BITS) - 1);
+    uint64_t size = w >> (SR_BW_EPOCH_BITS + SR_BW_KIND_BITS + SR_BW_ALIGN_BITS);
+    char sz[48];
+    if (size == SR_BW_SIZE_MAX)
+        snprintf(sz, sizeof(sz), "%llu or more bytes", (unsigned long long)size);
+    else
+        snprintf(sz, sizeof(sz), "%llu bytes", (unsigned long long)size);
+    switch (kind) {
+    case SR_COLL_ALLOC:
+        if (lg)
+            snprintf(buf, len, "an allocation of %s aligned to %llu (symrail_align)", sz,
+                     (unsigned long long)1 << lg);
+        else
+            snprintf(buf, len, "an allocation of %s (symrail_malloc/calloc)", sz);
+        break;
+    case SR_COLL_FREE:
+        snprintf(buf, len, "symrail_free of a block of %s", sz);
+        break;
+    default:
+        snprintf(buf, len, "a barrier (barrier_all, sync_all or finalize)");
+        break;
+    }
+}
+
+typedef struct {
+    const uint64_t *word;
+    uint64_t        epoch;
+    uint64_t        seen;
+} sr_bwait_t;
+
+static int sr_bw_ready(void *arg)
+{
+    sr_bwait_t *w = arg;
+    w->seen = __atomic_load_n(w->word, __ATOMIC_ACQUIRE);
+    return (w->seen & SR_BW_EPOCH_MASK) == (w->epoch & SR_BW_EPOCH_MASK);
+}
+
+/*
+ * Dissemination barrier: in round r every PE writes its barrier word into
+ * barrier[r][epoch & 1] of PE me+2^r and waits for its own to carry the
+ * epoch.  A PE can be at most one barrier ahead of another (finishing one
+ * means every PE has entered it), so two words per round suffice and a word
+ * is never overwritten before it is read.  Each PE compares the word it
+ * receives with its own; round 0 links every PE to its predecessor, so PEs
+ * that disagree are found in the first round.
+ */
+symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
 {
     uint64_t epoch = ++sr_ctx.barrier_epoch;
+    uint64_t mine = sr_bw_encode(epoch, kind, size, align);
     int n = sr_ctx.n_pes, me = sr_ctx.my_pe;
     sr_heap_intern_t *in = sr_intern();
 
     sr_ctx.stats.barriers++;
     for (int r = 0; r < SR_BARRIER_ROUNDS && (1 << r) < n; r++) {
-        int partner = (me + (1 << r)) % n;
-        uint64_t off = sr_heap_offset(&in->barrier[r]);
-        symrail_status_t st = sr_amo(SR_TL_AMO_ADD, off, 1, 0, partner, NULL);
+        int partner = (me + (1 << r)) % n, from = ((me - (1 << r)) % n + n) % n;
+        uint64_t *slot = &in->barrier[r][epoch & 1];
+        symrail_status_t st = sr_amo(SR_TL_AMO_SET, sr_heap_offset(slot), mine, 0, partner, NULL);
         if (st != SYMRAIL_OK)
             return st;
-        sr_sigwait_t w = { &in->barrier[r], SYMRAIL_CMP_GE, epoch, 0 };
-        st = sr_wait(sr_sig_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
+        sr_bwait_t w = { slot, epoch, 0 };
+        st = sr_wait(sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
         if (st != SYMRAIL_OK)
             return st;
+        if (w.seen != mine) {
+            char a[160], b[160];
+            sr_bw_describe(mine, a, sizeof(a));
+            sr_bw_describe(w.seen, b, sizeof(b));
+            sr_error("collective call %llu differs between PEs: PE %d made %s, PE %d made %s; "
+                     "every PE must make the same symmetric-heap and barrier calls with the "
+                     "same arguments", (unsigned long long)epoch, me, a, from, b);
+            return SYMRAIL_ERR_MISMATCH;
+        }
     }
     return SYMRAIL_OK;
 }

@@ -9,7 +9,7 @@
 #include <strings.h>
 
 const sr_env_desc_t sr_env_descs[] = {
-#define SR_ENV(_f, _n, _t, _d, _h) { #_n, SR_ENV_T_##_t, _d, _h },
+#define SR_ENV(_f, _n, _t, _d, _r, _h) { #_n, SR_ENV_T_##_t, _d, _r, _h },
 #include "env_table.h"
 #undef SR_ENV
 };
@@ -101,11 +101,119 @@ static const char *sr_env_type_hint(sr_env_type_t t)
     }
 }
 
+/* Numeric ranges: "MIN..MAX", either end optional, in the type's units. */
+static symrail_status_t sr_env_num_range(const sr_env_desc_t *d, uint64_t *lo_p, uint64_t *hi_p)
+{
+    const char *dots = strstr(d->range, "..");
+    char buf[64];
+    uint64_t lo = 0, hi = UINT64_MAX;
+    int isbool = d->type == SR_ENV_T_BOOL;
+
+    if (dots == NULL || (size_t)(dots - d->range) >= sizeof(buf) || strlen(dots + 2) >= sizeof(buf))
+        return SYMRAIL_ERR_INVALID;
+    memcpy(buf, d->range, (size_t)(dots - d->range));
+    buf[dots - d->range] = '\0';
+    if (buf[0] && (isbool ? sr_env_parse_uint(buf, &lo) : sr_env_parse_one(d, buf, &lo)) != SYMRAIL_OK)
+        return SYMRAIL_ERR_INVALID;
+    if (dots[2] && (isbool ? sr_env_parse_uint(dots + 2, &hi)
+                           : sr_env_parse_one(d, dots + 2, &hi)) != SYMRAIL_OK)
+        return SYMRAIL_ERR_INVALID;
+    *lo_p = lo;
+    *hi_p = hi;
+    return lo <= hi ? SYMRAIL_OK : SYMRAIL_ERR_INVALID;
+}
+
+/* Does the item [s, s+len) match one of the '|'-separated entries of the
+ * alternatives [alt, alt+alen)?  An entry "N..M" matches the integers N to M. */
+static int sr_env_alt_match(const char *alt, size_t alen, const char *s, size_t len)
+{
+    const char *end = alt + alen;
+    for (const char *a = alt; a < end;) {
+        const char *bar = memchr(a, '|', (size_t)(end - a));
+        size_t n = bar ? (size_t)(bar - a) : (size_t)(end - a);
+        const char *dots = memmem(a, n, "..", 2);
+        if (dots != NULL) {
+            char num[24], lo[24], hi[24];
+            uint64_t v, l, h;
+            size_t nl = (size_t)(dots - a), nh = n - nl - 2;
+            if (len < sizeof(num) && nl < sizeof(lo) && nh < sizeof(hi)) {
+                memcpy(num, s, len), num[len] = '\0';
+                memcpy(lo, a, nl), lo[nl] = '\0';
+                memcpy(hi, dots + 2, nh), hi[nh] = '\0';
+                if (sr_env_parse_uint(num, &v) == SYMRAIL_OK &&
+                    sr_env_parse_uint(lo, &l) == SYMRAIL_OK &&
+                    sr_env_parse_uint(hi, &h) == SYMRAIL_OK && v >= l && v <= h)
+                    return 1;
+            }
+        } else if (n == len && strncasecmp(a, s, len) == 0) {
+            return 1;
+        }
+        a += n + 1;
+    }
+    return 0;
+}
+
+/* The one place where a value is held against its variable's range. */
+static symrail_status_t sr_env_check_range(const sr_env_desc_t *d, const char *s,
+                                           const void *field)
+{
+    if (d->type != SR_ENV_T_STRING) {
+        uint64_t lo, hi, v;
+        if (sr_env_num_range(d, &lo, &hi) != SYMRAIL_OK) {
+            sr_error("%s: the range '%s' in the variable table is malformed", d->name, d->range);
+            return SYMRAIL_ERR_INVALID;
+        }
+        v = d->type == SR_ENV_T_BOOL ? (uint64_t)*(const int *)field : *(const uint64_t *)field;
+        if (v >= lo && v <= hi)
+            return SYMRAIL_OK;
+        sr_error("%s='%s' is out of range: allowed %s", d->name, s, d->range);
+        return SYMRAIL_ERR_INVALID;
+    }
+    if (strcmp(d->range, "*") == 0)
+        return SYMRAIL_OK;
+    size_t alen = strlen(d->range);
+    int list = alen > 4 && strcmp(d->range + alen - 4, ",...") == 0;
+    if (list)
+        alen -= 4;
+    if (!list) {
+        if (sr_env_alt_match(d->range, alen, s, strlen(s)))
+            return SYMRAIL_OK;
+        sr_error("%s='%s' is out of range: allowed %.*s", d->name, s, (int)alen, d->range);
+        return SYMRAIL_ERR_INVALID;
+    }
+    for (const char *p = s;; p++) {
+        size_t n = strcspn(p, ",");
+        if (!sr_env_alt_match(d->range, alen, p, n)) {
+            sr_error("%s='%s' is out of range: '%.*s' is not one of %.*s (a comma list of these)",
+                     d->name, s, (int)n, p, (int)alen, d->range);
+            return SYMRAIL_ERR_INVALID;
+        }
+        p += n;
+        if (*p == '\0')
+            return SYMRAIL_OK;
+    }
+}
+
+symrail_status_t sr_env_parse_checked(const sr_env_desc_t *d, const char *s, void *field)
+{
+    symrail_status_t st = sr_env_parse_one(d, s, field);
+    if (st == SYMRAIL_ERR_INVALID)
+        sr_error("%s='%s' is not valid: expected %s", d->name, s, sr_env_type_hint(d->type));
+    if (st != SYMRAIL_OK)
+        return st;
+    st = sr_env_check_range(d, s, field);
+    if (st != SYMRAIL_OK && d->type == SR_ENV_T_STRING) {
+        free(*(char **)field);
+        *(char **)field = NULL;
+    }
+    return st;
+}
+
 symrail_status_t sr_env_load(char *(*getenv_fn)(const char *), sr_env_t *env_p)
 {
     symrail_status_t st;
     void *fields[] = {
-#define SR_ENV(_f, _n, _t, _d, _h) &env_p->_f,
+#define SR_ENV(_f, _n, _t, _d, _r, _h) &env_p->_f,
 #include "env_table.h"
 #undef SR_ENV
     };
@@ -114,22 +222,9 @@ symrail_status_t sr_env_load(char *(*getenv_fn)(const char *), sr_env_t *env_p)
     for (size_t i = 0; i < sr_env_ndescs; i++) {
         const sr_env_desc_t *d = &sr_env_descs[i];
         const char *val = getenv_fn(d->name);
-        if (val == NULL) {
-            st = sr_env_parse_one(d, d->defval, fields[i]);
-        } else {
-            st = sr_env_parse_one(d, val, fields[i]);
-            if (st == SYMRAIL_ERR_INVALID)
-                sr_error("%s='%s' is not valid: expected %s", d->name, val,
-                         sr_env_type_hint(d->type));
-        }
+        st = sr_env_parse_checked(d, val ? val : d->defval, fields[i]);
         if (st != SYMRAIL_OK)
             goto err_release;
-    }
-    if (sr_log_level_parse(env_p->log) < 0) {
-        sr_error("SYMRAIL_LOG='%s' is not valid: expected error, warn, info, debug or trace",
-                 env_p->log);
-        st = SYMRAIL_ERR_INVALID;
-        goto err_release;
     }
     return SYMRAIL_OK;
 
@@ -145,7 +240,7 @@ void sr_env_release(sr_env_t *env)
 #define SR_ENV_FREE_TIME(_f)
 #define SR_ENV_FREE_BOOL(_f)
 #define SR_ENV_FREE_STRING(_f) free(env->_f); env->_f = NULL;
-#define SR_ENV(_f, _n, _t, _d, _h) SR_ENV_FREE_##_t(_f)
+#define SR_ENV(_f, _n, _t, _d, _r, _h) SR_ENV_FREE_##_t(_f)
 #include "env_table.h"
 #undef SR_ENV
 }
@@ -175,9 +270,10 @@ void sr_env_print(FILE *out, char *(*getenv_fn)(const char *))
     for (size_t i = 0; i < sr_env_ndescs; i++) {
         const sr_env_desc_t *d = &sr_env_descs[i];
         const char *cur = getenv_fn ? getenv_fn(d->name) : NULL;
-        fprintf(out, "  %-22s default %-14s%s%s%s\n      %s\n", d->name,
-                d->defval[0] ? d->defval : "(empty)", cur ? "set to " : "",
-                cur ? (d->type == SR_ENV_T_STRING && strstr(d->name, "SECRET") ? "(hidden)" : cur) : "",
-                cur ? "" : "", d->help);
+        int hidden = cur && d->type == SR_ENV_T_STRING && strstr(d->name, "SECRET");
+        fprintf(out, "  %-22s default %-14s range %s%s%s\n      %s\n", d->name,
+                d->defval[0] ? d->defval : "(empty)",
+                strcmp(d->range, "*") == 0 ? "any" : d->range, cur ? "  set to " : "",
+                cur ? (hidden ? "(hidden)" : cur) : "", d->help);
     }
 }

@@ -16,7 +16,7 @@ typedef struct {
 #define SR_ENV_FIELD_TIME   uint64_t
 #define SR_ENV_FIELD_BOOL   int
 #define SR_ENV_FIELD_STRING char *
-#define SR_ENV(_f, _n, _t, _d, _h) SR_ENV_FIELD_##_t _f;
+#define SR_ENV(_f, _n, _t, _d, _r, _h) SR_ENV_FIELD_##_t _f;
 #include "env_table.h"
 #undef SR_ENV
 } sr_env_t;
@@ -25,6 +25,7 @@ typedef struct {
     const char   *name;
     sr_env_type_t type;
     const char   *defval;
+    const char   *range;   /* syntax in env_table.h */
     const char   *help;
 } sr_env_desc_t;
 
@@ -35,6 +36,10 @@ symrail_status_t sr_env_parse_size(const char *s, uint64_t *val_p);
 symrail_status_t sr_env_parse_uint(const char *s, uint64_t *val_p);
 symrail_status_t sr_env_parse_time_ms(const char *s, uint64_t *val_p);
 symrail_status_t sr_env_parse_bool(const char *s, int *val_p);
+
+/* Parses `s` as the value of `d` into `field` and checks it against the
+ * range; on failure logs one line naming the variable and what is allowed. */
+symrail_status_t sr_env_parse_checked(const sr_env_desc_t *d, const char *s, void *field);
 
 /* Reads every variable through `getenv_fn` (getenv in the library, a table in
  * tests).  On a bad value, logs one line naming the variable and fails. */

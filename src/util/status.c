@@ -19,6 +19,7 @@ const char *symrail_strerror(symrail_status_t status)
     case SYMRAIL_ERR_TRUNCATED:    return "message truncated";
     case SYMRAIL_ERR_STATE:        return "call not allowed in the current state";
     case SYMRAIL_ERR_PEER_UNRESPONSIVE: return "peer does not respond";
+    case SYMRAIL_ERR_MISMATCH:     return "PEs made different collective calls";
     }
     return "unknown status";
 }

@@ -10,6 +10,21 @@ for n in 2 4; do
     run_case "symrail_putmem with a bad PE aborts the job (-n $n)" nonzero \
         'symrail_putmem: pe 1000 is out of range' \
         "$SYMRUN" -n "$n" --timeout 60 "$T/t_badinput" abort
+    # Collective calls that differ between PEs end the job, naming both.
+    run_case "different symrail_malloc sizes end the job (-n $n)" nonzero \
+        'PE [0-9] made an allocation of (1024|1048576) bytes .*PE [0-9] made an allocation of (1048576|1024) bytes' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" size
+    run_case "a symrail_free missing on one PE ends the job (-n $n)" nonzero \
+        'PE [0-9] made (symrail_free of a block of 4096 bytes|an allocation of 2048 bytes).*PE [0-9] made (an allocation of 2048 bytes|symrail_free of a block of 4096 bytes)' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" free
+    run_case "barrier_all against symrail_malloc ends the job (-n $n)" nonzero \
+        'PE [0-9] made (a barrier|an allocation of 2048).*PE [0-9] made (an allocation of 2048|a barrier)' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" barrier
+    run_case "a different SYMRAIL_HEAP_SIZE on one PE stops init (-n $n)" nonzero \
+        'SYMRAIL_HEAP_SIZE differs between PEs: PE [0-9] has [0-9]+ bytes, PE [0-9] has [0-9]+' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" heapsize
+    run_case "matching collective calls (-n $n)" 0 '^ok: matching collective calls' \
+        "$SYMRUN" -n "$n" --timeout 60 "$T/t_collmis" same
     run_case "waiting on a departed peer ends in an error (-n $n)" 0 \
         'ok: waiting on a departed peer fails with: peer process is gone' \
         "$SYMRUN" -n "$n" --timeout 60 "$T/t_badinput" peergone
@@ -34,8 +49,13 @@ run_case "bad SYMRAIL_HEAP_SIZE is a clear init error" nonzero \
     "SYMRAIL_HEAP_SIZE='lots' is not valid" \
     env SYMRAIL_HEAP_SIZE=lots "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
 run_case "unknown transport is a clear init error" nonzero \
-    "unknown transport 'ib'" \
+    "SYMRAIL_TRANSPORTS='ib' is out of range: 'ib' is not one of shm\\|verbs\\|tcp" \
     env SYMRAIL_TRANSPORTS=ib "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
+run_case "SYMRAIL_SLICE_SIZE=0 is refused naming the range" nonzero \
+    "SYMRAIL_SLICE_SIZE='0' is out of range: allowed 4K\\.\\.1G" \
+    env SYMRAIL_SLICE_SIZE=0 "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
+run_case "symrail-info prints each variable's range" 0 \
+    'SYMRAIL_SLICE_SIZE +default 64K +range 4K\.\.1G' "$top_builddir/symrail-info" --env
 run_case "singleton without a launcher" 0 '^hello from PE 0 of 1$' \
     env -u PMIX_NAMESPACE "$top_builddir/examples/hello"
 finish

@@ -296,6 +296,79 @@ static void test_load_invalid(void **state)
     expect_load_invalid("SYMRAIL_STATS=maybe");
 }
 
+/* ---- ranges ---------------------------------------------------------------- */
+
+static symrail_status_t load_one(const char *var)
+{
+    const char *table[] = { var, NULL };
+    sr_env_t env;
+    fake_env = table;
+    symrail_status_t st = sr_env_load(fake_getenv, &env);
+    if (st == SYMRAIL_OK)
+        sr_env_release(&env);
+    else
+        assert_null(env.log);   /* released on failure */
+    return st;
+}
+
+static void test_ranges(void **state)
+{
+    static const char *const bad[] = {
+        "SYMRAIL_SLICE_SIZE=0",        /* 1-byte slices, as it was */
+        "SYMRAIL_SLICE_SIZE=4095",
+        "SYMRAIL_SLICE_SIZE=2G",
+        "SYMRAIL_HEAP_SIZE=4K",
+        "SYMRAIL_HEAP_SIZE=65T",
+        "SYMRAIL_NOTIFY_SLOTS=0",
+        "SYMRAIL_TCP_LANES=0",
+        "SYMRAIL_TCP_LANES=33",
+        "SYMRAIL_QPS_PER_PEER=9",
+        "SYMRAIL_MAX_WR=3",
+        "SYMRAIL_HEARTBEAT=0",
+        "SYMRAIL_TRANSPORTS=ib",
+        "SYMRAIL_TRANSPORTS=shm,,tcp",
+        "SYMRAIL_TRANSPORTS=shm,",
+        "SYMRAIL_TRANSPORTS=",
+        "SYMRAIL_TRANSPORTS=shm, tcp",
+        "SYMRAIL_IB_GID_INDEX=256",
+        "SYMRAIL_IB_GID_INDEX=x",
+        "SYMRAIL_IB_GID_INDEX=",
+        "SYMRAIL_LOG=warning",
+        NULL,
+    };
+    static const char *const good[] = {
+        "SYMRAIL_SLICE_SIZE=4K", "SYMRAIL_SLICE_SIZE=1G", "SYMRAIL_HEAP_SIZE=8K",
+        "SYMRAIL_HEAP_SIZE=64T", "SYMRAIL_TCP_LANES=32", "SYMRAIL_OP_TIMEOUT=0",
+        "SYMRAIL_TRANSPORTS=tcp,shm", "SYMRAIL_TRANSPORTS=TCP", "SYMRAIL_IB_GID_INDEX=0",
+        "SYMRAIL_IB_GID_INDEX=255", "SYMRAIL_IB_GID_INDEX=Auto", "SYMRAIL_LOG=TRACE",
+        "SYMRAIL_TCP_IF=anything at all", NULL,
+    };
+    (void)state;
+    for (int i = 0; bad[i]; i++)
+        if (load_one(bad[i]) != SYMRAIL_ERR_INVALID)
+            fail_msg("%s was accepted", bad[i]);
+    for (int i = 0; good[i]; i++)
+        if (load_one(good[i]) != SYMRAIL_OK)
+            fail_msg("%s was rejected", good[i]);
+}
+
+/* The table itself: every range parses and holds its own default. */
+static void test_table_ranges(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sr_env_ndescs; i++) {
+        const sr_env_desc_t *d = &sr_env_descs[i];
+        union { uint64_t u; int b; char *s; } v = { 0 };
+        assert_non_null(d->range);
+        if (d->range[0] == '\0')
+            fail_msg("%s has an empty range", d->name);
+        if (sr_env_parse_checked(d, d->defval, &v) != SYMRAIL_OK)
+            fail_msg("%s: default '%s' fails its range '%s'", d->name, d->defval, d->range);
+        if (d->type == SR_ENV_T_STRING)
+            free(v.s);
+    }
+}
+
 /* ---- unknown variables --------------------------------------------------- */
 
 static void test_warn_unknown(void **state)
@@ -355,6 +428,11 @@ static void test_print(void **state)
             fail_msg("sr_env_print output lacks %s:\n%s", sr_env_descs[i].name, out);
         if (strstr(out, sr_env_descs[i].help) == NULL)
             fail_msg("sr_env_print output lacks the help of %s", sr_env_descs[i].name);
+        char want[256];
+        snprintf(want, sizeof(want), "range %s",
+                 strcmp(sr_env_descs[i].range, "*") == 0 ? "any" : sr_env_descs[i].range);
+        if (strstr(out, want) == NULL)
+            fail_msg("sr_env_print output lacks the range of %s", sr_env_descs[i].name);
     }
     free(out);
 
@@ -394,6 +472,8 @@ int main(void)
         cmocka_unit_test_setup(test_load_values, reset_env),
         cmocka_unit_test_setup(test_load_partial, reset_env),
         cmocka_unit_test_setup(test_load_invalid, reset_env),
+        cmocka_unit_test_setup(test_ranges, reset_env),
+        cmocka_unit_test(test_table_ranges),
         cmocka_unit_test_setup(test_warn_unknown, reset_env),
         cmocka_unit_test_setup(test_print, reset_env),
     };
