@@ -7,34 +7,29 @@
 
 static symrail_status_t sr_tcp_random(void *buf, size_t len)
 {
-#ifdef HAVE_GETRANDOM
-    if (getrandom(buf, len, 0) == (ssize_t)len)
-        return SYMRAIL_OK;
-#endif
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        sr_error("tcp: no source of random numbers for handshake nonces: %m");
-        return SYMRAIL_ERR_SYSTEM;
-    }
-    ssize_t n = read(fd, buf, len);
-    close(fd);
-    if (n != (ssize_t)len) {
-        sr_error("tcp: reading /dev/urandom failed: %m");
+    if (sr_crypto_random(buf, len) != SYMRAIL_OK) {
+        sr_error("tcp: libcrypto has no random bytes for a handshake nonce");
         return SYMRAIL_ERR_SYSTEM;
     }
     return SYMRAIL_OK;
 }
 
-void sr_tcp_derive_key(sr_tl_ctx_t *ctx)
+static symrail_status_t sr_tcp_key_status(symrail_status_t st)
 {
+    if (st != SYMRAIL_OK)
+        sr_error("tcp: libcrypto failed to compute the job key");
+    return st;
+}
+
+symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
+{
+    symrail_status_t st;
     static const char *const shared[] = { "OMPI_MCA_orte_precondition_transports",
                                           "OMPI_MCA_opal_precondition_transports", NULL };
     const char *secret = ctx->params.env->job_secret;
     const char *job = ctx->params.job ? ctx->params.job : "";
-    if (secret && *secret) {
-        sr_tcp_job_key(job, "secret", secret, strlen(secret), ctx->key);
-        return;
-    }
+    if (secret && *secret)
+        return sr_tcp_key_status(sr_tcp_job_key(job, "secret", secret, strlen(secret), ctx->key));
     const char *name = NULL, *val = NULL;
     for (int i = 0; shared[i] && val == NULL; i++) {
         name = shared[i];
@@ -45,7 +40,9 @@ void sr_tcp_derive_key(sr_tl_ctx_t *ctx)
     char material[512];
     unsigned uid = (unsigned)getuid();
     snprintf(material, sizeof(material), "uid %u; %s", uid, val ? val : "");
-    sr_tcp_job_key(job, "derived", material, strlen(material), ctx->key);
+    st = sr_tcp_key_status(sr_tcp_job_key(job, "derived", material, strlen(material), ctx->key));
+    if (st != SYMRAIL_OK)
+        return st;
     if (val)
         sr_info("tcp: SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key "
                 "derived from job %s and the launcher's job key (%s); a process that can read "
@@ -54,6 +51,7 @@ void sr_tcp_derive_key(sr_tl_ctx_t *ctx)
         sr_info("tcp: SYMRAIL_JOB_SECRET is not set and the launcher gives no job key: "
                 "connections are authenticated with a key derived from job %s and user id %u "
                 "only, which others may guess; set SYMRAIL_JOB_SECRET", job, uid);
+    return SYMRAIL_OK;
 }
 
 /* Finalize: tell every peer we leave on purpose, then wait a little for
@@ -196,15 +194,20 @@ static symrail_status_t sr_tcp_dial(sr_tl_ctx_t *ctx, int pe, int lane, const sr
     if (st != SYMRAIL_OK)
         goto err_fd;
     const char *why = sr_tcp_chal_decode(chal, nonce_s, mac_s);
-    sr_tcp_hs_mac(ctx->key, 'S', hello, nonce_s, mac);
-    if (why == NULL && !sr_tcp_mac_equal(mac, mac_s))
+    if (why == NULL && sr_tcp_hs_mac(ctx->key, 'S', hello, nonce_s, mac) != SYMRAIL_OK)
+        why = "libcrypto failed to compute the MAC";
+    else if (why == NULL && !sr_tcp_mac_equal(mac, mac_s))
         why = "it does not know the job key (is SYMRAIL_JOB_SECRET the same on every PE?)";
     if (why) {
         sr_error("tcp: PE %d at %s failed to authenticate: %s", pe, name, why);
         st = SYMRAIL_ERR_TRANSPORT;
         goto err_fd;
     }
-    sr_tcp_hs_mac(ctx->key, 'C', hello, nonce_s, mac);
+    if (sr_tcp_hs_mac(ctx->key, 'C', hello, nonce_s, mac) != SYMRAIL_OK) {
+        sr_error("tcp: libcrypto failed to compute the handshake MAC for PE %d", pe);
+        st = SYMRAIL_ERR_SYSTEM;
+        goto err_fd;
+    }
     sr_tcp_auth_encode(mac, auth);
     st = sr_tcp_io_all(fd, 1, auth, sizeof(auth), deadline, name, pe);
     if (st != SYMRAIL_OK)
@@ -309,6 +312,8 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
                                   (uint32_t)ctx->params.n_pes, &h);
         if (why == NULL && sr_tcp_random(c->nonce_s, sizeof(c->nonce_s)) != SYMRAIL_OK)
             why = "no random nonce";
+        if (why == NULL && sr_tcp_hs_mac(ctx->key, 'S', msg, c->nonce_s, mac) != SYMRAIL_OK)
+            why = "libcrypto failed to compute the MAC";
         if (why) {
             sr_warn("tcp: connection from %s rejected: %s", c->name, why);
             sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
@@ -317,7 +322,6 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
         memcpy(c->hello, msg, SR_TCP_HELLO_LEN);
         c->pe = (int)h.src_pe;
         c->lane = (int)h.lane;
-        sr_tcp_hs_mac(ctx->key, 'S', c->hello, c->nonce_s, mac);
         sr_tcp_txbuf_t *b = sr_tcp_txbuf_get(ctx, c);
         if (b == NULL) {
             sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_NOMEM);
@@ -331,8 +335,9 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
     }
     uint8_t mac_c[SR_TCP_MAC_LEN], want[SR_TCP_MAC_LEN];
     why = sr_tcp_auth_decode(msg, mac_c);
-    sr_tcp_hs_mac(ctx->key, 'C', c->hello, c->nonce_s, want);
-    if (why == NULL && !sr_tcp_mac_equal(mac_c, want))
+    if (why == NULL && sr_tcp_hs_mac(ctx->key, 'C', c->hello, c->nonce_s, want) != SYMRAIL_OK)
+        why = "libcrypto failed to compute the MAC";
+    else if (why == NULL && !sr_tcp_mac_equal(mac_c, want))
         why = "wrong job key (a process of another job, or SYMRAIL_JOB_SECRET differs)";
     if (why) {
         sr_warn("tcp: connection from %s (claims PE %d) failed authentication: %s; closed",

@@ -85,7 +85,9 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     st = sr_tcp_parse_fault(ctx);
     if (st != SYMRAIL_OK)
         goto err_ctx;
-    sr_tcp_derive_key(ctx);
+    st = sr_tcp_derive_key(ctx);
+    if (st != SYMRAIL_OK)
+        goto err_ctx;
     ctx->ep_in = epoll_create1(EPOLL_CLOEXEC);
     ctx->ep_out = epoll_create1(EPOLL_CLOEXEC);
     ctx->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -71,6 +71,7 @@
 #include "util/pool.h"
 #include "util/status.h"
 #include "util/sys.h"
+#include "util/crypto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,9 +91,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <sched.h>
-#ifdef HAVE_GETRANDOM
-#include <sys/random.h>
-#endif
 
 #define SR_TCP_ADDR_MAGIC    0x7372746370310000ull  /* "srtcp1" */
 #define SR_TCP_MAX_ADDRS     8
@@ -298,7 +296,7 @@ int sr_tcp_rank_addrs(sr_tl_ctx_t *ctx, int pe, const sr_tcp_addr_t *a, int *ord
 void sr_tcp_protocol_error(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const char *why);
 
 /* cm.c */
-void sr_tcp_derive_key(sr_tl_ctx_t *ctx);
+symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx);
 void sr_tcp_goodbye(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
                                 sr_tl_ep_t **ep_p);
