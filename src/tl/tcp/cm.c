@@ -28,6 +28,13 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
                                           "OMPI_MCA_opal_precondition_transports", NULL };
     const char *secret = ctx->params.env->job_secret;
     const char *job = ctx->params.job ? ctx->params.job : "";
+    if (getenv("SYMRAIL_JOB_SECRET") && !*secret) {
+        /* Most likely a launcher or script meant to pass one and failed:
+         * falling back on a guessable key would hide that. */
+        sr_error("tcp: SYMRAIL_JOB_SECRET is set but empty; set it to the job's secret or "
+                 "unset it");
+        return SYMRAIL_ERR_INVALID;
+    }
     if (secret && *secret)
         return sr_tcp_key_status(sr_tcp_job_key(job, "secret", secret, strlen(secret), ctx->key));
     const char *name = NULL, *val = NULL;
@@ -44,11 +51,11 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
     if (st != SYMRAIL_OK)
         return st;
     if (val)
-        sr_info("tcp: SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key "
+        sr_warn("tcp: SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key "
                 "derived from job %s and the launcher's job key (%s); a process that can read "
                 "this job's environment can connect", job, name);
     else
-        sr_info("tcp: SYMRAIL_JOB_SECRET is not set and the launcher gives no job key: "
+        sr_warn("tcp: SYMRAIL_JOB_SECRET is not set and the launcher gives no job key: "
                 "connections are authenticated with a key derived from job %s and user id %u "
                 "only, which others may guess; set SYMRAIL_JOB_SECRET", job, uid);
     return SYMRAIL_OK;

@@ -61,7 +61,7 @@ sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char 
 
 /* A request of ours is over; comp->cb follows from progress(), never from
  * inside an op. */
-static void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status)
+void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status)
 {
     op->status = status;
     op->next = NULL;
@@ -272,6 +272,7 @@ static int sr_tcp_on_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     }
     if (f->op == SR_TCP_OP_GET_REPLY) {
         c->rx_dst = op->dst;
+        c->rx_discard = op->dst == NULL;  /* abandoned */
         c->rx_left = f->plen;
         return c->rx_left ? 0 : sr_tcp_frame_done(ctx, c);
     }
@@ -296,6 +297,9 @@ static int sr_tcp_on_header(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *h
         return -1;
     }
     c->rx_left = 0;
+    c->rx_discard = 0;
+    if (f->op == SR_TCP_OP_PING)
+        return 0;  /* the heartbeat has done its work by arriving */
     if (f->op == SR_TCP_OP_BYE) {
         c->bye = 1;
         __atomic_store_n(&ctx->bye[c->pe], 1, __ATOMIC_RELAXED);
@@ -339,8 +343,10 @@ again:
             size_t have = c->rx_hi - c->rx_lo;
             size_t n = have < c->rx_left ? have : c->rx_left;
             if (n) {
-                memcpy(c->rx_dst, c->rxbuf + c->rx_lo, n);
-                c->rx_dst += n;
+                if (!c->rx_discard) {
+                    memcpy(c->rx_dst, c->rxbuf + c->rx_lo, n);
+                    c->rx_dst += n;
+                }
                 c->rx_lo += n;
                 c->rx_left -= n;
             }
@@ -352,6 +358,23 @@ again:
             }
             if (budget == 0)
                 break;
+            if (c->rx_discard) {
+                /* Nowhere to put it: through the buffer, and dropped. */
+                c->rx_lo = c->rx_hi = 0;
+                ssize_t r = recv(c->fd, c->rxbuf, SR_TCP_RXBUF, 0);
+                if (r <= 0) {
+                    if (r < 0 && errno == EINTR)
+                        continue;
+                    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                        break;
+                    sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
+                    return;
+                }
+                sr_tcp_heard(ctx, c, sr_time_ns());
+                c->rx_hi = (size_t)r;
+                budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
+                continue;
+            }
             /* The buffer is empty: read the payload where it belongs, and
              * what follows into the buffer: after a big payload only the
              * next header, so that the next payload is not read into the
@@ -368,7 +391,7 @@ again:
                 sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
                 return;
             }
-            c->last_rx_ns = sr_time_ns();
+            sr_tcp_heard(ctx, c, sr_time_ns());
             budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
             if ((size_t)r <= c->rx_left) {
                 c->rx_dst += r;
@@ -417,7 +440,7 @@ again:
             sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
             return;
         }
-        c->last_rx_ns = sr_time_ns();
+        sr_tcp_heard(ctx, c, sr_time_ns());
         c->rx_hi += (size_t)r;
         budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
     }

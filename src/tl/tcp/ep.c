@@ -4,6 +4,8 @@
 #include "config.h"
 #include "tl/tcp/tcp.h"
 
+static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx);
+
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
 {
     int n = ep->nlanes < max ? ep->nlanes : max;
@@ -26,7 +28,37 @@ int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
     return 0;
 }
 
-/* Peers that stopped answering our requests. */
+/* Fails request `op` of ours as unresponsive now, leaving it pending so
+ * that its reply, if it ever comes, still finds it: the reply then goes
+ * nowhere.  -1 when that cannot be done (no memory). */
+static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
+{
+    sr_tcp_op_t *proxy = sr_tcp_op_get(ctx);
+    sr_tcp_tx_t *tx = c->tx_head;
+    if (proxy == NULL)
+        return -1;
+    while (tx && tx != &op->tx)
+        tx = tx->next;
+    if (tx && op->tx.dlen) {
+        /* Still (partly) queued: the caller may reuse its buffer once told. */
+        char *copy = malloc(op->tx.dlen);
+        if (copy == NULL) {
+            sr_tcp_op_put(ctx, proxy);
+            return -1;
+        }
+        memcpy(copy, op->tx.data, op->tx.dlen);
+        op->tx.data = op->copy = copy;
+    }
+    proxy->comp = op->comp;
+    op->comp = NULL;
+    op->dst = NULL;
+    sr_tcp_done_push(ctx, proxy, SYMRAIL_ERR_PEER_UNRESPONSIVE);
+    return 0;
+}
+
+/* Peers that stopped answering our requests.  A dead link resets nothing,
+ * and a stopped process looks the same: silence is all there is to see, so
+ * the requests fail but the connections stay, in case the peer resumes. */
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now)
 {
     ctx->next_out_check_ns = now + SR_TCP_CHECK_NS;
@@ -34,16 +66,26 @@ void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now)
         if (c->state != SR_TCP_UP || c->nops == 0 || now - c->last_rx_ns <= ctx->dead_ns)
             continue;
         sr_tl_ep_t *ep = c->ep;
-        /* A dead link resets nothing: silence is all there is to see.  The
-         * whole peer goes, so the core does not wait on its other lanes one
-         * timeout after another. */
-        sr_error("tcp: PE %d (%s) has not answered for %llu ms with %u requests pending: "
-                 "its connections are closed", ep->pe, c->name,
-                 (unsigned long long)((now - c->last_rx_ns) / 1000000), c->nops);
-        ep->gone = 1;
-        for (int l = 0; l < ep->nlanes; l++)
-            if (ep->lanes[l])
-                sr_tcp_conn_fail(ctx, ep->lanes[l], SYMRAIL_ERR_PEER_GONE);
+        uint32_t n = 0;
+        for (sr_tcp_op_t *op = c->pend_head; op; op = op->next) {
+            if (op->comp == NULL || now - op->t_ns <= ctx->dead_ns)
+                continue;
+            if (sr_tcp_abandon(ctx, c, op) != 0) {
+                sr_error("tcp: out of memory while failing requests to PE %d: its lane %d "
+                         "is closed", ep->pe, c->lane);
+                sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_PEER_UNRESPONSIVE);
+                break;
+            }
+            n++;
+        }
+        if (n == 0)
+            continue;
+        if (!ep->unresp)
+            sr_error("tcp: PE %d (%s) has not answered for %llu ms: %u requests fail, and "
+                     "new ones until it answers again (peer unresponsive)", ep->pe, c->name,
+                     (unsigned long long)((now - c->last_rx_ns) / 1000000), n);
+        ep->unresp = 1;
+        ep->unresp_ns = now;
     }
 }
 
@@ -62,6 +104,7 @@ static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx)
  * its connection failed (which drops the queue first). */
 void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op)
 {
+    free(op->copy);
     sr_pool_put(&ctx->ops, op);
 }
 
@@ -74,8 +117,13 @@ static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
         return SYMRAIL_ERR_INVALID;
     sr_tcp_conn_t *c = ep->lanes[lane];
     if (sr_unlikely(c == NULL || c->state != SR_TCP_UP))
-        return __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED) || ep->gone
+        return __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED) || !sr_tcp_ep_alive(ep)
                    ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
+    if (sr_unlikely(ep->unresp)) {
+        if (__atomic_load_n(&ctx->heard[ep->pe], __ATOMIC_RELAXED) <= ep->unresp_ns)
+            return SYMRAIL_ERR_PEER_UNRESPONSIVE;
+        ep->unresp = 0;  /* it answers again */
+    }
     if (c->nops >= ctx->max_ops || (c->nops > 0 && c->inflight + len > ctx->max_inflight)) {
         ctx->n_full++;
         return SYMRAIL_ERR_AGAIN;
@@ -85,8 +133,9 @@ static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
     op->op = f->op;
     op->len = len;
     op->next = NULL;
+    op->t_ns = sr_time_ns();
     if (c->nops == 0)
-        c->last_rx_ns = sr_time_ns();  /* the silence to time starts now */
+        c->last_rx_ns = op->t_ns;  /* the silence to time starts now */
     if (c->pend_tail)
         c->pend_tail->next = op;
     else
@@ -101,7 +150,7 @@ static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
     /* Slices only: the core retries those, not atomics. */
     if (sr_unlikely(ctx->fault_lane == lane) && f->op != SR_TCP_OP_AMO &&
         ++c->posted == ctx->fault_after && c->state == SR_TCP_UP) {
-        sr_warn("tcp: lane %d to PE %d (%s) is down: test fault hook (SYMRAIL_FAULT_QP_ERROR)",
+        sr_warn("tcp: lane %d to PE %d (%s) is down: test fault hook (SYMRAIL_TCP_FAULT_CONN)",
                 lane, ep->pe, c->name);
         sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
     }
@@ -261,4 +310,11 @@ symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
             return SYMRAIL_OK;
     }
     return SYMRAIL_ERR_PEER_GONE;
+}
+
+uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep)
+{
+    if (ep->self)
+        return sr_time_ns();
+    return __atomic_load_n(&ep->ctx->heard[ep->pe], __ATOMIC_RELAXED);
 }

@@ -112,6 +112,7 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
     case SR_TCP_OP_CREDIT:
         break;
     case SR_TCP_OP_BYE:
+    case SR_TCP_OP_PING:
         request = side == SR_TCP_AT_TARGET;
         break;
     default:

@@ -54,6 +54,7 @@ typedef enum {
     SR_TCP_OP_CREDIT    = 19,  /* a = notifications consumed so far */
     /* either direction */
     SR_TCP_OP_BYE       = 32,  /* the sender finalized: its close is not a failure */
+    SR_TCP_OP_PING      = 33,  /* heartbeat of an idle connection: the sender is alive */
 } sr_tcp_opcode_t;
 
 /* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t. */

@@ -16,14 +16,14 @@ void sr_tcp_kick(sr_tl_ctx_t *ctx)
 
 static symrail_status_t sr_tcp_parse_fault(sr_tl_ctx_t *ctx)
 {
-    const char *f = ctx->params.env->fault_qp;
+    const char *f = ctx->params.env->tcp_fault_conn;
     int lane;
     unsigned long long after;
     ctx->fault_lane = -1;
     if (f == NULL || *f == '\0')
         return SYMRAIL_OK;
     if (sscanf(f, "%d:%llu", &lane, &after) != 2 || lane < 0) {
-        sr_error("SYMRAIL_FAULT_QP_ERROR='%s' is not LANE:N", f);
+        sr_error("SYMRAIL_TCP_FAULT_CONN='%s' is not LANE:N", f);
         return SYMRAIL_ERR_INVALID;
     }
     ctx->fault_lane = lane;
@@ -64,6 +64,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     uint64_t tmo = env->op_timeout;
     ctx->dead_ns = tmo ? tmo * 1000000ull / 8 * 7 : UINT64_MAX;
     ctx->dial_ms = tmo && tmo < 30000 ? tmo : 30000;
+    ctx->hb_ns = env->heartbeat * 1000000ull;
     ctx->ep_in = ctx->ep_out = -1;
     ctx->wake.fd = -1;
     ctx->wake.kind = SR_TCP_K_WAKE;
@@ -78,7 +79,9 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->eps = calloc(n, sizeof(*ctx->eps));
     ctx->consumed = calloc(n, sizeof(uint64_t));
     ctx->reported = calloc(n, sizeof(uint64_t));
-    if (!ctx->credit_conn || !ctx->bye || !ctx->eps || !ctx->consumed || !ctx->reported) {
+    ctx->heard = calloc(n, sizeof(uint64_t));
+    if (!ctx->credit_conn || !ctx->bye || !ctx->eps || !ctx->consumed || !ctx->reported ||
+        !ctx->heard) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_ctx;
     }
@@ -180,6 +183,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
     free(ctx->bye);
     free(ctx->consumed);
     free(ctx->reported);
+    free(ctx->heard);
     pthread_mutex_destroy(&ctx->io_lock);
     pthread_mutex_destroy(&ctx->mq_lock);
     free(ctx);
@@ -190,6 +194,10 @@ static void sr_tcp_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     (void)ctx;
     attr_p->max_slice = SR_TCP_MAX_PAYLOAD;
     attr_p->can_sleep = 1;
+    /* The target reads a connection in order and applies each request
+     * before it reads the next one. */
+    attr_p->ordered_lanes = 1;
+    attr_p->local_completion = 0;
 }
 
 static symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
@@ -237,8 +245,10 @@ static int sr_tcp_progress(sr_tl_ctx_t *ctx)
         sr_tl_comp_t *comp = op->comp;
         symrail_status_t status = op->status;
         sr_tcp_op_put(ctx, op);
-        ctx->n_completed++;
-        comp->cb(comp, status);
+        if (comp) {  /* NULL: abandoned, its caller was told already */
+            ctx->n_completed++;
+            comp->cb(comp, status);
+        }
         op = next;
         count++;
     }
@@ -321,7 +331,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .flush        = sr_tl_flush_nothing,
     .ep_post_end  = sr_tl_ep_nothing,
     .notify_release = sr_tl_ep_nothing,
-    .ep_heard     = sr_tl_heard_unknown,
+    .ep_heard     = sr_tcp_ep_heard,
     .progress     = sr_tcp_progress,
     .ep_check     = sr_tcp_ep_check,
     .stats        = sr_tcp_stats,

@@ -22,6 +22,21 @@ void sr_tcp_reap(sr_tl_ctx_t *ctx)
     }
 }
 
+/* Every idle connection a peer opened carries a PING now and then, so that
+ * the peer hears from us while it has nothing pending (its requests and our
+ * replies do the same job on a busy one); io_lock held. */
+static void sr_tcp_heartbeat(sr_tl_ctx_t *ctx, uint64_t now)
+{
+    ctx->next_hb_ns = now + ctx->hb_ns;
+    for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next) {
+        if (c->state != SR_TCP_UP || c->tx_head)
+            continue;
+        sr_tcp_frame_t f = { .op = SR_TCP_OP_PING };
+        if (sr_tcp_reply(ctx, c, &f, NULL) == 0)
+            sr_tcp_flush(ctx, c);
+    }
+}
+
 void *sr_tcp_thread(void *arg)
 {
     sr_tl_ctx_t *ctx = arg;
@@ -38,6 +53,8 @@ void *sr_tcp_thread(void *arg)
         uint64_t now = sr_time_ns();
         if (now >= ctx->next_check_ns)
             sr_tcp_check_handshakes(ctx, now);
+        if (ctx->hb_ns && now >= ctx->next_hb_ns)
+            sr_tcp_heartbeat(ctx, now);
         sr_tcp_reap(ctx);
         int wake = ctx->wake_waiter;
         ctx->wake_waiter = 0;

@@ -27,7 +27,8 @@
  * and a random job key that Open MPI gives every process of the job
  * (OMPI_MCA_*_precondition_transports), falling back to the job id and user
  * id only.  That is weaker: anyone who can read the job's environment, or
- * guess its job id in the fallback case, can connect; it is logged at info.
+ * guess its job id in the fallback case, can connect; it is logged as a warning.
+ * SYMRAIL_JOB_SECRET set but empty is an error.
  * A target checks every request against its registered regions before it
  * touches memory; a malformed or out-of-bounds frame closes that connection
  * and is logged, and the process goes on.
@@ -58,9 +59,17 @@
  * Faults.  A connection that ends, resets or breaks the protocol fails its
  * pending operations at once and its lane goes down (weight 0); the core
  * retries slices on another lane.  A peer that answers nothing for 7/8 of
- * SYMRAIL_OP_TIMEOUT while operations wait (a dead link does not reset
- * anything) loses all its connections.  A PE that finalizes says BYE first,
- * so its peers do not take its departure for a failure.
+ * SYMRAIL_OP_TIMEOUT while operations wait is unresponsive: those
+ * operations fail with SYMRAIL_ERR_PEER_UNRESPONSIVE, and so do new ones
+ * until anything arrives from it again, but its connections stay: a stopped
+ * process (SIGSTOP) may resume, and then it works again.  The abandoned
+ * requests stay matched with their replies, which go nowhere (a put still
+ * queued sends a copy of its data).  Only a connection that ends, resets or
+ * breaks the protocol (the kernel's TCP_USER_TIMEOUT ends a dead link) makes
+ * the peer gone.  The thread sends a PING on every idle connection peers
+ * opened every SYMRAIL_HEARTBEAT, so that ep_heard stays fresh while nothing
+ * is pending.  A PE that finalizes says BYE first, so its peers do not take
+ * its departure for a failure.
  */
 #ifndef SR_TL_TCP_H
 #define SR_TL_TCP_H
@@ -159,6 +168,8 @@ typedef struct sr_tcp_op {
     uint64_t          id;
     uint8_t           op;
     symrail_status_t  status;
+    uint64_t          t_ns;     /* posted at */
+    char             *copy;     /* abandoned put: its data, copied from the caller */
 } sr_tcp_op_t;
 
 typedef struct sr_tcp_msg {
@@ -184,6 +195,7 @@ typedef struct sr_tcp_conn {
     uint8_t             throttled;
     uint8_t             bye;
     uint8_t             rx_bulk;   /* big payloads come: read one header at a time */
+    uint8_t             rx_discard; /* the payload's request was abandoned: drop it */
     uint32_t            events;
     int                 pe;
     int                 lane;
@@ -222,7 +234,8 @@ struct sr_tl_ep {
     sr_tcp_conn_t    *lanes[SR_TCP_MAX_LANES];
     uint64_t          n_sent;       /* notifications sent */
     uint64_t          n_credit;     /* ... that the peer has consumed */
-    int               gone;         /* declared unresponsive */
+    int               unresp;       /* requests failed as unresponsive ... */
+    uint64_t          unresp_ns;    /* ... at this time, and nothing heard since */
 };
 
 struct sr_tl_ctx {
@@ -259,6 +272,9 @@ struct sr_tl_ctx {
     pthread_mutex_t mq_lock;        /* notifications the thread hands to progress() */
     sr_tcp_msg_t   *mq_head, *mq_tail;
     uint8_t        *bye;            /* [n_pes]: the PE finalized (atomic) */
+    uint64_t       *heard;          /* [n_pes]: anything arrived from the PE (atomic) */
+    uint64_t        hb_ns;          /* heartbeat period; 0: none */
+    uint64_t        next_hb_ns;
 
     /* The initiator side: our lanes, only ever touched by the application's
      * thread (connect, the ops, progress), so it needs no lock. */
@@ -311,12 +327,20 @@ void sr_tcp_conn_close_fd(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 void sr_tcp_tx_release(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
 sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char *name);
 void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t status);
+void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status);
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
 sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c);
 int sr_tcp_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_frame_t *f,
                  const void *data);
 void sr_tcp_conn_event(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint32_t events);
+/* Something arrived on c: its peer is alive. */
+static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now)
+{
+    c->last_rx_ns = now;
+    if (c->pe >= 0)
+        __atomic_store_n(&ctx->heard[c->pe], now, __ATOMIC_RELAXED);
+}
 
 /* target.c */
 int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
@@ -344,6 +368,7 @@ symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload
                                size_t len);
 void sr_tcp_return_credits(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep);
+uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep);
 
 extern const sr_tl_ops_t sr_tl_tcp_ops;
 
