@@ -93,6 +93,11 @@ void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t statu
     c->tx_bytes = 0;
     if (!c->is_out && c->pe >= 0 && ctx->credit_conn[c->pe] == c)
         ctx->credit_conn[c->pe] = NULL;
+    if (c->is_out && c->ep && c->lane >= 0) {
+        /* Told to the core from progress(), never from inside an op. */
+        c->ep->lanes_down |= 1u << c->lane;
+        ctx->lane_events = 1;
+    }
     if (c->is_out && c->pend_head) {
         /* The peer is gone when this was its last lane (or it said goodbye). */
         if (!sr_tcp_ep_alive(c->ep) || __atomic_load_n(&ctx->bye[c->pe], __ATOMIC_RELAXED))

@@ -6,6 +6,26 @@
 
 static void sr_tcp_fini(sr_tl_ctx_t *ctx);
 
+/* Lanes that went down since the last call: the core hears of each with a
+ * new generation.  (A TCP lane does not come back: there is no redial.) */
+static int sr_tcp_lane_events(sr_tl_ctx_t *ctx)
+{
+    int n = 0;
+    ctx->lane_events = 0;
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tl_ep_t *ep = ctx->eps[pe];
+        while (ep && ep->lanes_down) {
+            int l = __builtin_ctz(ep->lanes_down);
+            ep->lanes_down &= ~(1u << l);
+            uint32_t gen = ++ep->lane_gen[l];
+            if (ctx->params.lane_cb)
+                ctx->params.lane_cb(ctx->params.cb_arg, pe, l, 0, gen);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* Wakes an application sleeping in wait(): a peer changed our memory. */
 void sr_tcp_kick(sr_tl_ctx_t *ctx)
 {
@@ -237,6 +257,9 @@ static int sr_tcp_progress(sr_tl_ctx_t *ctx)
     uint64_t now = sr_time_ns();
     if (now >= ctx->next_out_check_ns)
         sr_tcp_check_lanes(ctx, now);
+
+    if (sr_unlikely(ctx->lane_events))
+        count += sr_tcp_lane_events(ctx);
 
     sr_tcp_op_t *op = ctx->done_head;
     ctx->done_head = ctx->done_tail = NULL;

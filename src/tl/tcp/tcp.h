@@ -234,6 +234,8 @@ struct sr_tl_ep {
     sr_tcp_conn_t    *lanes[SR_TCP_MAX_LANES];
     uint64_t          n_sent;       /* notifications sent */
     uint64_t          n_credit;     /* ... that the peer has consumed */
+    uint32_t          lane_gen[SR_TCP_MAX_LANES];  /* grows with every change of a lane */
+    uint32_t          lanes_down;   /* lanes that went down, not yet told to the core */
     int               unresp;       /* requests failed as unresponsive ... */
     uint64_t          unresp_ns;    /* ... at this time, and nothing heard since */
 };
@@ -283,6 +285,7 @@ struct sr_tl_ctx {
     sr_tcp_txbuf_t *txb_out_free;
     sr_tcp_op_t    *done_head, *done_tail;
     uint64_t        next_out_check_ns;
+    int             lane_events;    /* some ep has lanes_down */
     sr_pool_t       ops;           /* sr_tcp_op_t; application thread only */
     uint64_t       *consumed, *reported;   /* [n_pes]: notifications delivered */
     uint64_t        lane_bytes[SR_TCP_MAX_LANES], lane_slices[SR_TCP_MAX_LANES];
