@@ -118,6 +118,8 @@ typedef struct {
     int               *touched;   /* PEs posted to since the last quiet */
     int                ntouched;
     int                live_next; /* next peer the liveness check looks at */
+    uint64_t           live_last;    /* when the liveness check last ran */
+    uint64_t           live_resumed; /* when this process ran again after a gap */
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
     sr_slice_t        *retry_head, *retry_tail;
     sr_msgq_t          notifyq;   /* received, not yet consumed */

@@ -57,6 +57,8 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     if (p->ops->ep_check(p->ep) == SYMRAIL_ERR_PEER_GONE)
         return SYMRAIL_ERR_PEER_GONE;
     uint64_t heard = p->ops->ep_heard(p->ep);
+    if (heard && heard < sr_ctx.live_resumed)
+        heard = sr_ctx.live_resumed;
     if (heard && limit && now_ns > heard && now_ns - heard >= limit)
         return SYMRAIL_ERR_PEER_UNRESPONSIVE;
     return SYMRAIL_OK;
@@ -65,6 +67,13 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
 int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p)
 {
     int n = sr_ctx.n_pes;
+    /* A long gap since the last look means this process did not run (it was
+     * stopped, or not waiting): what it last heard is old through no fault
+     * of the peers, who get a full timeout from now. */
+    uint64_t gap = 2 * sr_ctx.env.heartbeat * 1000000ull + 1000000000ull;
+    if (sr_ctx.live_last && now_ns - sr_ctx.live_last > gap)
+        sr_ctx.live_resumed = now_ns;
+    sr_ctx.live_last = now_ns;
     for (int i = 0; i < n && i < SR_LIVE_BATCH; i++) {
         int pe = sr_ctx.live_next;
         sr_ctx.live_next = (pe + 1) % n;

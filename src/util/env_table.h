@@ -43,6 +43,8 @@ SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2", "0..1000",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
 SR_ENV(fault_qp,      SYMRAIL_FAULT_QP_ERROR, STRING, "", "*",
        "Testing only: LANE:N breaks lane LANE after N slices (RDMA: its queue pair goes to the error state; TCP: its connection is shut down)")
+SR_ENV(tcp_fault_conn, SYMRAIL_TCP_FAULT_CONN, STRING, "", "*",
+       "Testing only: LANE:N shuts down the connection of TCP lane LANE after N slices")
 SR_ENV(stats,         SYMRAIL_STATS,         BOOL,   "0", "0..1",
        "Print per-PE transfer counters at finalize")
 SR_ENV(job_secret,    SYMRAIL_JOB_SECRET,    STRING, "", "*",

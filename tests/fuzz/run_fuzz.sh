@@ -1,7 +1,7 @@
 #!/bin/sh
 # libFuzzer on the TCP transport's frame and handshake decoders.
 #   tests/fuzz/run_fuzz.sh [SECONDS]     (default 30)
-# Builds fuzz_frame.c and src/tl/tcp/frame.c with clang
+# Builds fuzz_frame.c and src/tl/tcp/frame.c (with src/util/crypto.c) with clang
 # (-fsanitize=fuzzer,address,undefined), seeds a corpus from fuzz_replay's
 # seeds, and fuzzes for SECONDS.  FUZZ_CORPUS=DIR keeps the corpus between
 # runs.  Exits 77 when clang or its libFuzzer runtime is missing, non-zero
@@ -21,7 +21,8 @@ mkdir -p "$corpus" "$work/inc"
 : >"$work/inc/config.h"  # frame.c needs no configuration
 flags="-g -O1 -I$work/inc -I$top/src -I$top/include"
 if ! "$CLANG" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "$here/fuzz_frame.c" "$top/src/tl/tcp/frame.c" -o "$work/fuzz_frame" 2>"$work/cc.err"; then
+    "$here/fuzz_frame.c" "$top/src/tl/tcp/frame.c" "$top/src/util/crypto.c" -lcrypto \
+    -o "$work/fuzz_frame" 2>"$work/cc.err"; then
     if grep -q -i 'fuzzer' "$work/cc.err"; then
         echo "SKIP: $CLANG has no libFuzzer runtime: $(head -n 3 "$work/cc.err")"
         exit 77
@@ -30,7 +31,7 @@ if ! "$CLANG" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
     exit 1
 fi
 "$CLANG" $flags "$here/fuzz_replay.c" "$here/fuzz_frame.c" "$top/src/tl/tcp/frame.c" \
-    -o "$work/fuzz_replay" && "$work/fuzz_replay" --write-seeds "$corpus" || exit 1
+    "$top/src/util/crypto.c" -lcrypto -o "$work/fuzz_replay" && "$work/fuzz_replay" --write-seeds "$corpus" || exit 1
 cd "$work" || exit 1
 "$work/fuzz_frame" -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
     -artifact_prefix="$work/" "$corpus" 2>"$work/fuzz.log"

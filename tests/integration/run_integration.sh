@@ -32,7 +32,7 @@ done
 run_case "a peer gone mid-transfer gives an error" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" -n 2 --timeout 60 "$T/t_badinput" killmid
-for tl in shm; do
+for tl in shm tcp; do
     run_case "a stopped peer is unresponsive, then works again ($tl)" 0 \
         '^ok: a stopped peer is unresponsive' \
         env SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"

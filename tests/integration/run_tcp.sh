@@ -34,6 +34,13 @@ run_case "tcp: a peer gone mid-transfer gives an error in time" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone" after [0-9.]+ s' \
     "$SYMRUN" -n 2 --timeout 60 "$T/t_badinput" killmid
 
+# A stopped peer (SIGSTOP) is unresponsive, not gone, and works again once
+# resumed (SIGCONT).
+run_case "tcp: a stopped peer is unresponsive, then works again" 0 \
+    'ok: after SIGCONT the peer works again' \
+    env SYMRAIL_OP_TIMEOUT=3s SYMRAIL_HEARTBEAT=200ms "$SYMRUN" -n 2 --timeout 120 \
+    "$T/t_tcp_stop" 1000 7000
+
 # Lanes: both connections of the default carry data; 4 lanes with 3 PEs; a
 # lane broken mid-transfer has its slices retried on another lane.
 run_case "tcp: both lanes carry data" 0 'PE 1: rail tcp:lane1 carried [1-9]' \
@@ -43,8 +50,16 @@ run_case "tcp: 4 lanes, 3 PEs, SYMRAIL_TCP_IF by name (lo)" 0 '^ok: put_nbi' \
     "$SYMRUN" -n 3 --timeout 300 "$T/t_rma"
 run_case "tcp: lane broken mid-transfer, slices retried on another lane" 0 \
     'slices retried on another lane' \
-    env SYMRAIL_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 \
+    env SYMRAIL_TCP_FAULT_CONN=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 \
     "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
+# The verbs fault hook is not the TCP one.
+run_case "tcp: SYMRAIL_FAULT_QP_ERROR does not break TCP lanes" 0 '^ok: put_nbi' \
+    env SYMRAIL_FAULT_QP_ERROR=0:20 T_MAX_SIZE=262147 "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
+if grep -q 'test fault hook' "$outdir/out"; then
+    result "tcp: SYMRAIL_FAULT_QP_ERROR arms no TCP fault hook" "a TCP lane armed it"
+else
+    result "tcp: SYMRAIL_FAULT_QP_ERROR arms no TCP fault hook" ""
+fi
 
 # Backpressure: past the requests and bytes a lane may have in flight.
 run_case "tcp: nbi storm past SYMRAIL_TCP_MAX_OPS" 0 'qp full [1-9]' \
@@ -68,6 +83,9 @@ run_case "tcp: PEs with different secrets do not connect" nonzero \
     'failed to authenticate: it does not know the job key' \
     "$SYMRUN" -n 2 --timeout 60 sh -c \
     'SYMRAIL_JOB_SECRET=secret-of-rank-$PMIX_RANK exec "$0"' "$top_builddir/examples/hello"
+run_case "tcp: SYMRAIL_JOB_SECRET set but empty is an error" nonzero \
+    'SYMRAIL_JOB_SECRET is set but empty' \
+    env SYMRAIL_JOB_SECRET= "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
 run_case "tcp: finalize says goodbye (no warning, no error)" 0 '' \
     sh -c '"$0" -n 4 --timeout 60 "$1" 2>&1 | grep -E "warn|error" && exit 1; exit 0' \
     "$SYMRUN" "$top_builddir/examples/hello"
@@ -142,6 +160,10 @@ if [ -n "$MPIRUN" ] && [ -x "$MPIRUN" ]; then
         'SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key derived' \
         env SYMRAIL_LOG=info T_MAX_SIZE=1048576 timeout 300 "$MPIRUN" --allow-run-as-root \
         --oversubscribe -np 2 "$T/t_rma"
+    run_case "tcp: a key derived from the job is a warning at the default log level" 0 \
+        'warn.*SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key' \
+        env -u SYMRAIL_LOG timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 \
+        "$top_builddir/examples/hello"
     run_case "tcp: t_atomic under mpirun -np 3" 0 '^ok: compare_swap lock' \
         env T_ADDS=5000 timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np 3 \
         "$T/t_atomic"

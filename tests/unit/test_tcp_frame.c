@@ -5,10 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "tl/tcp/frame.h"
+#include "util/crypto.h"
 
 static void hex(const uint8_t *p, size_t n, char *out)
 {
@@ -16,14 +18,16 @@ static void hex(const uint8_t *p, size_t n, char *out)
         sprintf(out + 2 * i, "%02x", p[i]);
 }
 
+/* SHA-256 of `reps` copies of data, fed as that many pieces. */
 static void sha(const void *data, size_t len, size_t reps, char *out)
 {
-    sr_sha256_t s;
     uint8_t d[32];
-    sr_sha256_init(&s);
+    struct iovec *iov = calloc(reps, sizeof(*iov));
+    assert_non_null(iov);
     for (size_t i = 0; i < reps; i++)
-        sr_sha256_update(&s, data, len);
-    sr_sha256_final(&s, d);
+        iov[i] = (struct iovec){ (void *)data, len };
+    assert_int_equal(sr_crypto_sha256(iov, (int)reps, d), SYMRAIL_OK);
+    free(iov);
     hex(d, 32, out);
 }
 
@@ -53,17 +57,34 @@ static void test_hmac_vectors(void **state)
     (void)state;
     /* RFC 4231, test cases 1, 2 and 6 (a key longer than a block). */
     memset(key, 0x0b, 20);
-    sr_hmac_sha256(key, 20, "Hi There", 8, mac);
+    assert_int_equal(sr_crypto_hmac_sha256(key, 20, "Hi There", 8, mac), SYMRAIL_OK);
     hex(mac, 32, out);
     assert_string_equal(out, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-    sr_hmac_sha256((const uint8_t *)"Jefe", 4, "what do ya want for nothing?", 28, mac);
+    assert_int_equal(sr_crypto_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, mac),
+                     SYMRAIL_OK);
     hex(mac, 32, out);
     assert_string_equal(out, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     memset(key, 0xaa, sizeof(key));
-    sr_hmac_sha256(key, sizeof(key), "Test Using Larger Than Block-Size Key - Hash Key First", 54,
-                   mac);
+    assert_int_equal(sr_crypto_hmac_sha256(key, sizeof(key),
+                                           "Test Using Larger Than Block-Size Key - Hash Key First",
+                                           54, mac),
+                     SYMRAIL_OK);
     hex(mac, 32, out);
     assert_string_equal(out, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+static void test_compare_and_random(void **state)
+{
+    uint8_t a[32], b[32];
+    (void)state;
+    assert_int_equal(sr_crypto_random(a, sizeof(a)), SYMRAIL_OK);
+    assert_int_equal(sr_crypto_random(b, sizeof(b)), SYMRAIL_OK);
+    assert_memory_not_equal(a, b, sizeof(a));
+    assert_false(sr_crypto_equal(a, b, sizeof(a)));
+    memcpy(b, a, sizeof(a));
+    assert_true(sr_crypto_equal(a, b, sizeof(a)));
+    b[31] ^= 1;
+    assert_false(sr_crypto_equal(a, b, sizeof(a)));
 }
 
 static void test_frame_round_trip(void **state)
@@ -238,6 +259,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_hmac_vectors),
+        cmocka_unit_test(test_compare_and_random),
         cmocka_unit_test(test_frame_round_trip),
         cmocka_unit_test(test_frame_rejects),
         cmocka_unit_test(test_bounds),

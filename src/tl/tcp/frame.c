@@ -1,5 +1,6 @@
 #include "config.h"
 #include "tl/tcp/frame.h"
+#include "util/crypto.h"
 
 #include <string.h>
 
@@ -111,6 +112,7 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
     case SR_TCP_OP_CREDIT:
         break;
     case SR_TCP_OP_BYE:
+    case SR_TCP_OP_PING:
         request = side == SR_TCP_AT_TARGET;
         break;
     default:
@@ -231,154 +233,32 @@ const char *sr_tcp_auth_decode(const uint8_t in[SR_TCP_AUTH_LEN], uint8_t mac_c_
     return NULL;
 }
 
-void sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
-                   const uint8_t hello[SR_TCP_HELLO_LEN], const uint8_t nonce_s[SR_TCP_NONCE_LEN],
-                   uint8_t mac_p[SR_TCP_MAC_LEN])
+symrail_status_t sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
+                               const uint8_t hello[SR_TCP_HELLO_LEN],
+                               const uint8_t nonce_s[SR_TCP_NONCE_LEN],
+                               uint8_t mac_p[SR_TCP_MAC_LEN])
 {
     uint8_t msg[1 + SR_TCP_HELLO_LEN + SR_TCP_NONCE_LEN];
     msg[0] = (uint8_t)label;
     memcpy(msg + 1, hello, SR_TCP_HELLO_LEN);
     memcpy(msg + 1 + SR_TCP_HELLO_LEN, nonce_s, SR_TCP_NONCE_LEN);
-    sr_hmac_sha256(key, SR_TCP_KEY_LEN, msg, sizeof(msg), mac_p);
+    return sr_crypto_hmac_sha256(key, SR_TCP_KEY_LEN, msg, sizeof(msg), mac_p);
 }
 
-void sr_tcp_job_key(const char *job, const char *kind, const void *material, size_t len,
-                    uint8_t key_p[SR_TCP_KEY_LEN])
+symrail_status_t sr_tcp_job_key(const char *job, const char *kind, const void *material,
+                                size_t len, uint8_t key_p[SR_TCP_KEY_LEN])
 {
-    sr_sha256_t s;
-    sr_sha256_init(&s);
-    sr_sha256_update(&s, "symrail-tcp-key-v1", 19);
-    sr_sha256_update(&s, job, strlen(job) + 1);
-    sr_sha256_update(&s, kind, strlen(kind) + 1);
-    sr_sha256_update(&s, material, len);
-    sr_sha256_final(&s, key_p);
+    static const char label[] = "symrail-tcp-key-v1";
+    const struct iovec iov[] = {
+        { (void *)label, sizeof(label) },
+        { (void *)job, strlen(job) + 1 },
+        { (void *)kind, strlen(kind) + 1 },
+        { (void *)material, len },
+    };
+    return sr_crypto_sha256(iov, 4, key_p);
 }
 
 int sr_tcp_mac_equal(const uint8_t a[SR_TCP_MAC_LEN], const uint8_t b[SR_TCP_MAC_LEN])
 {
-    uint8_t diff = 0;
-    for (int i = 0; i < SR_TCP_MAC_LEN; i++)
-        diff |= a[i] ^ b[i];
-    return diff == 0;
-}
-
-/* ---- SHA-256 ------------------------------------------------------------------ */
-
-static const uint32_t sr_sha256_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2,
-};
-
-static inline uint32_t sr_ror(uint32_t x, int n)
-{
-    return (x >> n) | (x << (32 - n));
-}
-
-static void sr_sha256_block(sr_sha256_t *s, const uint8_t *p)
-{
-    uint32_t w[64], a, b, c, d, e, f, g, h;
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = sr_ror(w[i - 15], 7) ^ sr_ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = sr_ror(w[i - 2], 17) ^ sr_ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-    e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (sr_ror(e, 6) ^ sr_ror(e, 11) ^ sr_ror(e, 25)) + ((e & f) ^ (~e & g)) +
-                      sr_sha256_k[i] + w[i];
-        uint32_t t2 = (sr_ror(a, 2) ^ sr_ror(a, 13) ^ sr_ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g, g = f, f = e, e = d + t1;
-        d = c, c = b, b = a, a = t1 + t2;
-    }
-    s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
-    s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
-}
-
-void sr_sha256_init(sr_sha256_t *s)
-{
-    static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-    memcpy(s->h, iv, sizeof(iv));
-    s->len = 0;
-    s->nbuf = 0;
-}
-
-void sr_sha256_update(sr_sha256_t *s, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    s->len += len;
-    while (len > 0) {
-        if (s->nbuf == 0 && len >= 64) {
-            sr_sha256_block(s, p);
-            p += 64;
-            len -= 64;
-            continue;
-        }
-        size_t n = 64 - s->nbuf < len ? 64 - s->nbuf : len;
-        memcpy(s->buf + s->nbuf, p, n);
-        s->nbuf += n;
-        p += n;
-        len -= n;
-        if (s->nbuf == 64) {
-            sr_sha256_block(s, s->buf);
-            s->nbuf = 0;
-        }
-    }
-}
-
-void sr_sha256_final(sr_sha256_t *s, uint8_t out[32])
-{
-    uint64_t bits = s->len * 8;
-    uint8_t pad = 0x80, zero = 0, lenbe[8];
-    sr_sha256_update(s, &pad, 1);
-    while (s->nbuf != 56)
-        sr_sha256_update(s, &zero, 1);
-    for (int i = 0; i < 8; i++)
-        lenbe[i] = (uint8_t)(bits >> (56 - 8 * i));
-    sr_sha256_update(s, lenbe, 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(s->h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)s->h[i];
-    }
-}
-
-void sr_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                    uint8_t out[32])
-{
-    uint8_t k[64], pad[64], inner[32];
-    sr_sha256_t s;
-    memset(k, 0, sizeof(k));
-    if (key_len > 64) {
-        sr_sha256_init(&s);
-        sr_sha256_update(&s, key, key_len);
-        sr_sha256_final(&s, k);
-    } else if (key_len) {
-        memcpy(k, key, key_len);
-    }
-    for (int i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x36;
-    sr_sha256_init(&s);
-    sr_sha256_update(&s, pad, 64);
-    sr_sha256_update(&s, data, len);
-    sr_sha256_final(&s, inner);
-    for (int i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x5c;
-    sr_sha256_init(&s);
-    sr_sha256_update(&s, pad, 64);
-    sr_sha256_update(&s, inner, 32);
-    sr_sha256_final(&s, out);
+    return sr_crypto_equal(a, b, SR_TCP_MAC_LEN);
 }

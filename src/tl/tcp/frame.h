@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <symrail.h>
 
 #define SR_TCP_VERSION      1
 #define SR_TCP_HDR_LEN      48
@@ -53,6 +54,7 @@ typedef enum {
     SR_TCP_OP_CREDIT    = 19,  /* a = notifications consumed so far */
     /* either direction */
     SR_TCP_OP_BYE       = 32,  /* the sender finalized: its close is not a failure */
+    SR_TCP_OP_PING      = 33,  /* heartbeat of an idle connection: the sender is alive */
 } sr_tcp_opcode_t;
 
 /* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t. */
@@ -110,29 +112,15 @@ void sr_tcp_auth_encode(const uint8_t mac_c[SR_TCP_MAC_LEN], uint8_t out[SR_TCP_
 const char *sr_tcp_auth_decode(const uint8_t in[SR_TCP_AUTH_LEN], uint8_t mac_c_p[SR_TCP_MAC_LEN]);
 /* The MAC of one handshake direction: label 'S' (target) or 'C' (initiator),
  * over the encoded HELLO and the target's nonce. */
-void sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
-                   const uint8_t hello[SR_TCP_HELLO_LEN], const uint8_t nonce_s[SR_TCP_NONCE_LEN],
-                   uint8_t mac_p[SR_TCP_MAC_LEN]);
+symrail_status_t sr_tcp_hs_mac(const uint8_t key[SR_TCP_KEY_LEN], char label,
+                               const uint8_t hello[SR_TCP_HELLO_LEN],
+                               const uint8_t nonce_s[SR_TCP_NONCE_LEN],
+                               uint8_t mac_p[SR_TCP_MAC_LEN]);
 /* The handshake key of job `job`: SHA-256 over a label, the job id, the
  * kind of secret (e.g. "secret") and the secret material itself. */
-void sr_tcp_job_key(const char *job, const char *kind, const void *material, size_t len,
-                    uint8_t key_p[SR_TCP_KEY_LEN]);
+symrail_status_t sr_tcp_job_key(const char *job, const char *kind, const void *material,
+                                size_t len, uint8_t key_p[SR_TCP_KEY_LEN]);
 /* Constant time: 1 when equal. */
 int sr_tcp_mac_equal(const uint8_t a[SR_TCP_MAC_LEN], const uint8_t b[SR_TCP_MAC_LEN]);
-
-/* SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104), enough for the handshake
- * and for deriving the key; not meant for bulk data. */
-typedef struct {
-    uint32_t h[8];
-    uint64_t len;
-    uint8_t  buf[64];
-    size_t   nbuf;
-} sr_sha256_t;
-
-void sr_sha256_init(sr_sha256_t *s);
-void sr_sha256_update(sr_sha256_t *s, const void *data, size_t len);
-void sr_sha256_final(sr_sha256_t *s, uint8_t out[32]);
-void sr_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                    uint8_t out[32]);
 
 #endif

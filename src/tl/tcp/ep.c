@@ -1,0 +1,320 @@
+/*
+ * TCP transport: endpoints: lanes, liveness, and put, get, atomics, notifications.
+ */
+#include "config.h"
+#include "tl/tcp/tcp.h"
+
+static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx);
+
+int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
+{
+    int n = ep->nlanes < max ? ep->nlanes : max;
+    if (ep->self) {
+        weights_p[0] = 1;
+        return 1;
+    }
+    for (int l = 0; l < n; l++) {
+        sr_tcp_conn_t *c = ep->lanes[l];
+        weights_p[l] = c && c->state == SR_TCP_UP ? 1 : 0;
+    }
+    return n;
+}
+
+int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
+{
+    for (int l = 0; l < ep->nlanes; l++)
+        if (ep->lanes[l] && ep->lanes[l]->state == SR_TCP_UP)
+            return 1;
+    return 0;
+}
+
+/* Fails request `op` of ours as unresponsive now, leaving it pending so
+ * that its reply, if it ever comes, still finds it: the reply then goes
+ * nowhere.  -1 when that cannot be done (no memory). */
+static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
+{
+    sr_tcp_op_t *proxy = sr_tcp_op_get(ctx);
+    sr_tcp_tx_t *tx = c->tx_head;
+    if (proxy == NULL)
+        return -1;
+    while (tx && tx != &op->tx)
+        tx = tx->next;
+    if (tx && op->tx.dlen) {
+        /* Still (partly) queued: the caller may reuse its buffer once told. */
+        char *copy = malloc(op->tx.dlen);
+        if (copy == NULL) {
+            sr_tcp_op_put(ctx, proxy);
+            return -1;
+        }
+        memcpy(copy, op->tx.data, op->tx.dlen);
+        op->tx.data = op->copy = copy;
+    }
+    proxy->comp = op->comp;
+    op->comp = NULL;
+    op->dst = NULL;
+    sr_tcp_done_push(ctx, proxy, SYMRAIL_ERR_PEER_UNRESPONSIVE);
+    return 0;
+}
+
+/* Peers that stopped answering our requests.  A dead link resets nothing,
+ * and a stopped process looks the same: silence is all there is to see, so
+ * the requests fail but the connections stay, in case the peer resumes. */
+void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now)
+{
+    ctx->next_out_check_ns = now + SR_TCP_CHECK_NS;
+    for (sr_tcp_conn_t *c = ctx->out_conns; c; c = c->next) {
+        if (c->state != SR_TCP_UP || c->nops == 0 || now - c->last_rx_ns <= ctx->dead_ns)
+            continue;
+        sr_tl_ep_t *ep = c->ep;
+        uint32_t n = 0;
+        for (sr_tcp_op_t *op = c->pend_head; op; op = op->next) {
+            if (op->comp == NULL || now - op->t_ns <= ctx->dead_ns)
+                continue;
+            if (sr_tcp_abandon(ctx, c, op) != 0) {
+                sr_error("tcp: out of memory while failing requests to PE %d: its lane %d "
+                         "is closed", ep->pe, c->lane);
+                sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_PEER_UNRESPONSIVE);
+                break;
+            }
+            n++;
+        }
+        if (n == 0)
+            continue;
+        if (!ep->unresp)
+            sr_error("tcp: PE %d (%s) has not answered for %llu ms: %u requests fail, and "
+                     "new ones until it answers again (peer unresponsive)", ep->pe, c->name,
+                     (unsigned long long)((now - c->last_rx_ns) / 1000000), n);
+        ep->unresp = 1;
+        ep->unresp_ns = now;
+    }
+}
+
+static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx)
+{
+    sr_tcp_op_t *op = sr_pool_get(&ctx->ops);
+    if (sr_unlikely(op == NULL))
+        return NULL;
+    memset(op, 0, sizeof(*op));
+    op->tx.kind = SR_TCP_TX_OP;
+    op->tx.hlen = SR_TCP_HDR_LEN;
+    return op;
+}
+
+/* Only after the op's reply (so its tx has left the send queue) or after
+ * its connection failed (which drops the queue first). */
+void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op)
+{
+    free(op->copy);
+    sr_pool_put(&ctx->ops, op);
+}
+
+/* Posts request `op` (frame `f`, `len` data bytes in flight) on a lane. */
+static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
+                                      sr_tcp_frame_t *f, size_t len)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (sr_unlikely(lane < 0 || lane >= ep->nlanes))
+        return SYMRAIL_ERR_INVALID;
+    sr_tcp_conn_t *c = ep->lanes[lane];
+    if (sr_unlikely(c == NULL || c->state != SR_TCP_UP))
+        return __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED) || !sr_tcp_ep_alive(ep)
+                   ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
+    if (sr_unlikely(ep->unresp)) {
+        if (__atomic_load_n(&ctx->heard[ep->pe], __ATOMIC_RELAXED) <= ep->unresp_ns)
+            return SYMRAIL_ERR_PEER_UNRESPONSIVE;
+        ep->unresp = 0;  /* it answers again */
+    }
+    if (c->nops >= ctx->max_ops || (c->nops > 0 && c->inflight + len > ctx->max_inflight)) {
+        ctx->n_full++;
+        return SYMRAIL_ERR_AGAIN;
+    }
+    f->id = op->id = c->next_id++;
+    sr_tcp_frame_encode(f, op->tx.hdr);
+    op->op = f->op;
+    op->len = len;
+    op->next = NULL;
+    op->t_ns = sr_time_ns();
+    if (c->nops == 0)
+        c->last_rx_ns = op->t_ns;  /* the silence to time starts now */
+    if (c->pend_tail)
+        c->pend_tail->next = op;
+    else
+        c->pend_head = op;
+    c->pend_tail = op;
+    c->nops++;
+    c->inflight += len;
+    int idle = c->tx_head == NULL;
+    sr_tcp_enqueue(c, &op->tx);
+    if (idle)
+        sr_tcp_flush(ctx, c);
+    /* Slices only: the core retries those, not atomics. */
+    if (sr_unlikely(ctx->fault_lane == lane) && f->op != SR_TCP_OP_AMO &&
+        ++c->posted == ctx->fault_after && c->state == SR_TCP_UP) {
+        sr_warn("tcp: lane %d to PE %d (%s) is down: test fault hook (SYMRAIL_TCP_FAULT_CONN)",
+                lane, ep->pe, c->name);
+        sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
+    }
+    ctx->n_posted++;
+    if (f->op != SR_TCP_OP_AMO && lane < SR_TCP_MAX_LANES) {
+        ctx->lane_slices[lane]++;
+        ctx->lane_bytes[lane] += len;
+    }
+    /* Failed on the way out or not: the outcome arrives through progress(). */
+    return SR_TL_INPROGRESS;
+}
+
+symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
+                            uint64_t roff, size_t len, sr_tl_comp_t *comp)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (ep->self) {
+        memcpy(ctx->base[region] + roff, src, len);
+        return SYMRAIL_OK;
+    }
+    if (len > SR_TCP_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
+    if (op == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    sr_tcp_frame_t f = { .op = SR_TCP_OP_PUT, .region = region, .plen = (uint32_t)len,
+                         .off = roff };
+    op->comp = comp;
+    op->tx.data = src;
+    op->tx.dlen = len;
+    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, len);
+    if (st != SR_TL_INPROGRESS)
+        sr_tcp_op_put(ctx, op);
+    return st;
+}
+
+symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
+                            uint64_t roff, size_t len, sr_tl_comp_t *comp)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (ep->self) {
+        memcpy(dst, ctx->base[region] + roff, len);
+        return SYMRAIL_OK;
+    }
+    if (len > SR_TCP_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
+    if (op == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    sr_tcp_frame_t f = { .op = SR_TCP_OP_GET, .region = region, .off = roff, .a = len };
+    op->comp = comp;
+    op->dst = dst;
+    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, len);
+    if (st != SR_TL_INPROGRESS)
+        sr_tcp_op_put(ctx, op);
+    return st;
+}
+
+symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint32_t region,
+                               uint64_t roff, uint64_t operand, uint64_t compare,
+                               uint64_t *result_p, sr_tl_comp_t *comp)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if ((unsigned)kind > SR_TCP_AMO_MAX)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    if (ep->self) {
+        uint64_t old = sr_tcp_amo_apply((uint64_t *)(void *)(ctx->base[region] + roff),
+                                        (uint8_t)kind, operand, compare);
+        if (result_p)
+            *result_p = old;
+        return SYMRAIL_OK;
+    }
+    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
+    if (op == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    sr_tcp_frame_t f = { .op = SR_TCP_OP_AMO, .sub = (uint8_t)kind, .region = region,
+                         .off = roff, .a = operand, .b = compare };
+    op->comp = comp;
+    op->dst = result_p;
+    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, 0);
+    if (st != SR_TL_INPROGRESS)
+        sr_tcp_op_put(ctx, op);
+    /* Nothing was sent: the core may pick a lane that is still up. */
+    if (st == SYMRAIL_ERR_TRANSPORT && sr_tcp_ep_check(ep) == SYMRAIL_OK)
+        st = SYMRAIL_ERR_AGAIN;
+    return st;
+}
+
+symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                               size_t len)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    symrail_status_t st = SYMRAIL_OK;
+    if (len > SR_TCP_NOTIFY_MAX || len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    if (ep->self) {
+        sr_tcp_msg_push(ctx, ep->pe, tag, payload, (uint32_t)len);
+        return SYMRAIL_OK;
+    }
+    /* Always the first lane that is up: one connection keeps them in order. */
+    sr_tcp_conn_t *c = NULL;
+    for (int l = 0; l < ep->nlanes && c == NULL; l++)
+        if (ep->lanes[l] && ep->lanes[l]->state == SR_TCP_UP)
+            c = ep->lanes[l];
+    sr_tcp_txbuf_t *b;
+    if (c == NULL) {
+        st = SYMRAIL_ERR_PEER_GONE;
+    } else if (ep->n_sent - ep->n_credit >= ctx->params.env->notify_slots) {
+        st = SYMRAIL_ERR_AGAIN;  /* the receiver has not consumed enough yet */
+    } else if ((b = sr_tcp_txbuf_get(ctx, c)) == NULL) {
+        st = SYMRAIL_ERR_NOMEM;
+    } else {
+        sr_tcp_frame_t f = { .op = SR_TCP_OP_NOTIFY, .plen = (uint32_t)len, .a = tag };
+        sr_tcp_frame_encode(&f, b->tx.hdr);
+        if (len)
+            memcpy(b->inl, payload, len);
+        b->tx.data = (const char *)b->inl;
+        b->tx.dlen = len;
+        int idle = c->tx_head == NULL;
+        sr_tcp_enqueue(c, &b->tx);
+        ep->n_sent++;
+        if (idle)
+            sr_tcp_flush(ctx, c);
+    }
+    return st;
+}
+
+/* Tells senders how many of their notifications were handed to the core. */
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx)
+{
+    pthread_mutex_lock(&ctx->io_lock);
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tcp_conn_t *c = ctx->credit_conn[pe];
+        if (ctx->consumed[pe] == ctx->reported[pe] || c == NULL || c->state != SR_TCP_UP)
+            continue;
+        sr_tcp_frame_t f = { .op = SR_TCP_OP_CREDIT, .a = ctx->consumed[pe] };
+        int idle = c->tx_head == NULL;
+        if (sr_tcp_reply(ctx, c, &f, NULL) == 0) {
+            ctx->reported[pe] = ctx->consumed[pe];
+            if (idle)
+                sr_tcp_flush(ctx, c);
+        }
+    }
+    pthread_mutex_unlock(&ctx->io_lock);
+}
+
+symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (ep->self || __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED))
+        return SYMRAIL_OK;  /* a peer that finalized is not a failure */
+    if (ep->local && !sr_pid_alive(ep->pid))
+        return SYMRAIL_ERR_PEER_GONE;
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_tcp_conn_t *c = ep->lanes[l];
+        if (c && c->state == SR_TCP_UP)
+            return SYMRAIL_OK;
+    }
+    return SYMRAIL_ERR_PEER_GONE;
+}
+
+uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep)
+{
+    if (ep->self)
+        return sr_time_ns();
+    return __atomic_load_n(&ep->ctx->heard[ep->pe], __ATOMIC_RELAXED);
+}

@@ -1,0 +1,364 @@
+/*
+ * TCP transport: init and fini, the ops table, progress, counters, sleeping waits.
+ */
+#include "config.h"
+#include "tl/tcp/tcp.h"
+
+static void sr_tcp_fini(sr_tl_ctx_t *ctx);
+
+/* Lanes that went down since the last call: the core hears of each with a
+ * new generation.  (A TCP lane does not come back: there is no redial.) */
+static int sr_tcp_lane_events(sr_tl_ctx_t *ctx)
+{
+    int n = 0;
+    ctx->lane_events = 0;
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tl_ep_t *ep = ctx->eps[pe];
+        while (ep && ep->lanes_down) {
+            int l = __builtin_ctz(ep->lanes_down);
+            ep->lanes_down &= ~(1u << l);
+            uint32_t gen = ++ep->lane_gen[l];
+            if (ctx->params.lane_cb)
+                ctx->params.lane_cb(ctx->params.cb_arg, pe, l, 0, gen);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Wakes an application sleeping in wait(): a peer changed our memory. */
+void sr_tcp_kick(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_add(&ctx->seq, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ctx->waiters, __ATOMIC_SEQ_CST))
+        sr_futex_wake_all(&ctx->seq);
+}
+
+static symrail_status_t sr_tcp_parse_fault(sr_tl_ctx_t *ctx)
+{
+    const char *f = ctx->params.env->tcp_fault_conn;
+    int lane;
+    unsigned long long after;
+    ctx->fault_lane = -1;
+    if (f == NULL || *f == '\0')
+        return SYMRAIL_OK;
+    if (sscanf(f, "%d:%llu", &lane, &after) != 2 || lane < 0) {
+        sr_error("SYMRAIL_TCP_FAULT_CONN='%s' is not LANE:N", f);
+        return SYMRAIL_ERR_INVALID;
+    }
+    ctx->fault_lane = lane;
+    ctx->fault_after = after;
+    sr_warn("tcp: test fault hook armed: lane %d breaks after %llu slices", lane, after);
+    return SYMRAIL_OK;
+}
+
+static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
+{
+    symrail_status_t st;
+    int remote = 0;
+    for (int pe = 0; pe < params->n_pes; pe++)
+        remote |= !params->is_local[pe];
+    if (!remote && !params->serve_local) {
+        sr_info("tcp: every PE is on this host and shared memory carries them");
+        return SYMRAIL_ERR_UNSUPPORTED;
+    }
+    const sr_env_t *env = params->env;
+    if (env->notify_slots < 1) {
+        sr_error("SYMRAIL_NOTIFY_SLOTS=0: a sender could never send a notification");
+        return SYMRAIL_ERR_INVALID;
+    }
+    if (env->tcp_lanes < 1 || env->tcp_lanes > SR_TCP_MAX_LANES || env->tcp_max_ops < 1 ||
+        env->tcp_max_ops > (1u << 20) || env->tcp_max_inflight < 4096) {
+        sr_error("tcp: SYMRAIL_TCP_LANES (1 .. %d), SYMRAIL_TCP_MAX_OPS (1 .. 1048576) or "
+                 "SYMRAIL_TCP_MAX_INFLIGHT (>= 4K) out of range", SR_TCP_MAX_LANES);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ctx->params = *params;
+    ctx->nlanes = (uint32_t)env->tcp_lanes;
+    ctx->max_ops = (uint32_t)env->tcp_max_ops;
+    ctx->max_inflight = env->tcp_max_inflight;
+    /* SYMRAIL_OP_TIMEOUT=0 (no limit): silence never ends a connection. */
+    uint64_t tmo = env->op_timeout;
+    ctx->dead_ns = tmo ? tmo * 1000000ull / 8 * 7 : UINT64_MAX;
+    ctx->dial_ms = tmo && tmo < 30000 ? tmo : 30000;
+    ctx->hb_ns = env->heartbeat * 1000000ull;
+    ctx->ep_in = ctx->ep_out = -1;
+    ctx->wake.fd = -1;
+    ctx->wake.kind = SR_TCP_K_WAKE;
+    ctx->in_tag.kind = SR_TCP_K_IN;
+    pthread_mutex_init(&ctx->io_lock, NULL);
+    pthread_mutex_init(&ctx->mq_lock, NULL);
+    sr_pool_init(&ctx->ops, sizeof(sr_tcp_op_t), 256);
+
+    size_t n = (size_t)params->n_pes;
+    ctx->credit_conn = calloc(n, sizeof(*ctx->credit_conn));
+    ctx->bye = calloc(n, 1);
+    ctx->eps = calloc(n, sizeof(*ctx->eps));
+    ctx->consumed = calloc(n, sizeof(uint64_t));
+    ctx->reported = calloc(n, sizeof(uint64_t));
+    ctx->heard = calloc(n, sizeof(uint64_t));
+    if (!ctx->credit_conn || !ctx->bye || !ctx->eps || !ctx->consumed || !ctx->reported ||
+        !ctx->heard) {
+        st = SYMRAIL_ERR_NOMEM;
+        goto err_ctx;
+    }
+    st = sr_tcp_parse_fault(ctx);
+    if (st != SYMRAIL_OK)
+        goto err_ctx;
+    st = sr_tcp_derive_key(ctx);
+    if (st != SYMRAIL_OK)
+        goto err_ctx;
+    ctx->ep_in = epoll_create1(EPOLL_CLOEXEC);
+    ctx->ep_out = epoll_create1(EPOLL_CLOEXEC);
+    ctx->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (ctx->ep_in < 0 || ctx->ep_out < 0 || ctx->wake.fd < 0) {
+        int err = errno;
+        sr_error("tcp: epoll_create1/eventfd failed: %s", strerror(err));
+        st = sr_status_from_errno(err);
+        goto err_ctx;
+    }
+    /* progress() learns from one epoll_wait whether the target side has
+     * work too. */
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &ctx->wake };
+    struct epoll_event evin = { .events = EPOLLIN, .data.ptr = &ctx->in_tag };
+    if (epoll_ctl(ctx->ep_in, EPOLL_CTL_ADD, ctx->wake.fd, &ev) != 0 ||
+        epoll_ctl(ctx->ep_out, EPOLL_CTL_ADD, ctx->ep_in, &evin) != 0) {
+        int err = errno;
+        sr_error("tcp: epoll_ctl failed: %s", strerror(err));
+        st = sr_status_from_errno(err);
+        goto err_ctx;
+    }
+    st = sr_tcp_listen(ctx);
+    if (st != SYMRAIL_OK)
+        goto err_ctx;
+    sr_tcp_write_addr_file(ctx);
+    /* Up before any peer dials us: wireup handshakes are served here while
+     * this PE's own thread dials its peers. */
+    if (pthread_create(&ctx->thread, NULL, sr_tcp_thread, ctx) != 0) {
+        sr_error("tcp: cannot start the progress thread");
+        st = SYMRAIL_ERR_SYSTEM;
+        goto err_ctx;
+    }
+    ctx->thread_up = 1;
+    *ctx_p = ctx;
+    return SYMRAIL_OK;
+
+err_ctx:
+    sr_tcp_fini(ctx);
+    return st;
+}
+
+static void sr_tcp_fini(sr_tl_ctx_t *ctx)
+{
+    if (ctx->thread_up) {
+        uint64_t one = 1;
+        __atomic_store_n(&ctx->stop, 1, __ATOMIC_RELEASE);
+        (void)!write(ctx->wake.fd, &one, sizeof(one));
+        pthread_join(ctx->thread, NULL);
+    }
+    sr_tcp_goodbye(ctx);
+    sr_tcp_conn_t **lists[2] = { &ctx->conns, &ctx->out_conns };
+    for (int side = 0; side < 2; side++) {
+        while (*lists[side]) {
+            sr_tcp_conn_t *c = *lists[side];
+            *lists[side] = c->next;
+            sr_tcp_conn_close_fd(ctx, c);
+            for (sr_tcp_tx_t *tx = c->tx_head, *next; tx; tx = next) {
+                next = tx->next;
+                sr_tcp_tx_release(ctx, c, tx);
+            }
+            free(c->rxbuf);
+            free(c);
+        }
+    }
+    for (int i = 0; i < ctx->naddrs; i++)
+        close(ctx->lsn[i].fd);
+    if (ctx->wake.fd >= 0)
+        close(ctx->wake.fd);
+    if (ctx->ep_in >= 0)
+        close(ctx->ep_in);
+    if (ctx->ep_out >= 0)
+        close(ctx->ep_out);
+    sr_tcp_txbuf_t **pools[2] = { &ctx->txb_free, &ctx->txb_out_free };
+    for (int side = 0; side < 2; side++) {
+        while (*pools[side]) {
+            sr_tcp_txbuf_t *b = *pools[side];
+            *pools[side] = b->next_free;
+            free(b);
+        }
+    }
+    while (ctx->mq_head) {
+        sr_tcp_msg_t *m = ctx->mq_head;
+        ctx->mq_head = m->next;
+        free(m);
+    }
+    sr_pool_fini(&ctx->ops);
+    for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++)
+        free(ctx->eps[pe]);
+    free(ctx->eps);
+    free(ctx->credit_conn);
+    free(ctx->bye);
+    free(ctx->consumed);
+    free(ctx->reported);
+    free(ctx->heard);
+    pthread_mutex_destroy(&ctx->io_lock);
+    pthread_mutex_destroy(&ctx->mq_lock);
+    free(ctx);
+}
+
+static void sr_tcp_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
+{
+    (void)ctx;
+    attr_p->max_slice = SR_TCP_MAX_PAYLOAD;
+    attr_p->can_sleep = 1;
+    /* The target reads a connection in order and applies each request
+     * before it reads the next one. */
+    attr_p->ordered_lanes = 1;
+    attr_p->local_completion = 0;
+}
+
+static symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
+{
+    if (region >= SR_TCP_MAX_REGIONS)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    pthread_mutex_lock(&ctx->io_lock);
+    ctx->base[region] = mem->addr;
+    ctx->rlen[region] = mem->len;
+    if (region >= ctx->nregions)
+        ctx->nregions = region + 1;
+    pthread_mutex_unlock(&ctx->io_lock);
+    return SYMRAIL_OK;
+}
+
+static int sr_tcp_progress(sr_tl_ctx_t *ctx)
+{
+    struct epoll_event ev[SR_TCP_EVENTS];
+    int count = 0, in_ready = 0;
+    int n = epoll_wait(ctx->ep_out, ev, SR_TCP_EVENTS, 0);
+    for (int i = 0; i < n; i++) {
+        sr_tcp_conn_t *c = ev[i].data.ptr;
+        if (*(int *)ev[i].data.ptr == SR_TCP_K_IN) {
+            in_ready = 1;
+        } else if (c->state != SR_TCP_DEAD) {
+            sr_tcp_conn_event(ctx, c, ev[i].events);
+            count++;
+        }
+    }
+    /* The thread may be at it already: then it needs no help. */
+    if (in_ready && pthread_mutex_trylock(&ctx->io_lock) == 0) {
+        n = epoll_wait(ctx->ep_in, ev, SR_TCP_EVENTS, 0);
+        if (n > 0)
+            count += sr_tcp_handle_in(ctx, ev, n);
+        pthread_mutex_unlock(&ctx->io_lock);
+    }
+    uint64_t now = sr_time_ns();
+    if (now >= ctx->next_out_check_ns)
+        sr_tcp_check_lanes(ctx, now);
+
+    if (sr_unlikely(ctx->lane_events))
+        count += sr_tcp_lane_events(ctx);
+
+    sr_tcp_op_t *op = ctx->done_head;
+    ctx->done_head = ctx->done_tail = NULL;
+    while (op) {
+        sr_tcp_op_t *next = op->next;
+        sr_tl_comp_t *comp = op->comp;
+        symrail_status_t status = op->status;
+        sr_tcp_op_put(ctx, op);
+        if (comp) {  /* NULL: abandoned, its caller was told already */
+            ctx->n_completed++;
+            comp->cb(comp, status);
+        }
+        op = next;
+        count++;
+    }
+    if (__atomic_load_n(&ctx->mq_head, __ATOMIC_RELAXED) != NULL) {
+        pthread_mutex_lock(&ctx->mq_lock);
+        sr_tcp_msg_t *m = ctx->mq_head;
+        __atomic_store_n(&ctx->mq_head, NULL, __ATOMIC_RELAXED);
+        ctx->mq_tail = NULL;
+        pthread_mutex_unlock(&ctx->mq_lock);
+        int credits = 0;
+        while (m) {
+            sr_tcp_msg_t *next = m->next;
+            ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
+            if (m->src != ctx->params.my_pe) {
+                ctx->consumed[m->src]++;
+                credits = 1;
+            }
+            free(m);
+            m = next;
+            count++;
+        }
+        if (credits)
+            sr_tcp_return_credits(ctx);
+    }
+    /* Nothing to do: whoever would give us something to do (our own thread,
+     * maybe holding io_lock; peers; softirqs) may be waiting for this CPU.
+     * Spinning on would keep it from them for a whole time slice, which cost
+     * ms per round trip with more threads than cores. */
+    if (count == 0)
+        sched_yield();
+    return count;
+}
+
+static void sr_tcp_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
+{
+    stats_p->slices_posted += ctx->n_posted;
+    stats_p->completions += ctx->n_completed;
+    stats_p->qp_full += ctx->n_full;
+    for (uint32_t l = 0; l < ctx->nlanes && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; l++) {
+        __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
+        snprintf(out->name, sizeof(out->name), "tcp:lane%u", l);
+        out->bytes = ctx->lane_bytes[l];
+        out->slices = ctx->lane_slices[l];
+    }
+}
+
+static uint32_t sr_tcp_wait_prepare(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_add(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&ctx->seq, __ATOMIC_SEQ_CST);
+}
+
+static void sr_tcp_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
+{
+    sr_futex_wait(&ctx->seq, token, timeout_ns);
+}
+
+static void sr_tcp_wait_done(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_sub(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+const sr_tl_ops_t sr_tl_tcp_ops = {
+    .name         = "tcp",
+    .init         = sr_tcp_init,
+    .fini         = sr_tcp_fini,
+    .attr         = sr_tcp_attr,
+    .mem_reg      = sr_tcp_mem_reg,
+    .addr_pack    = sr_tcp_addr_pack,
+    .reachable    = sr_tcp_reachable,
+    .connect      = sr_tcp_connect,
+    .wireup_done  = sr_tcp_wireup_done,
+    .disconnect   = sr_tcp_disconnect,
+    .ptr          = sr_tl_no_ptr,
+    .ep_lanes     = sr_tcp_ep_lanes,
+    .put          = sr_tcp_put,
+    .get          = sr_tcp_get,
+    .atomic       = sr_tcp_atomic,
+    .notify       = sr_tcp_notify,
+    .flush        = sr_tl_flush_nothing,
+    .ep_post_end  = sr_tl_ep_nothing,
+    .notify_release = sr_tl_ep_nothing,
+    .ep_heard     = sr_tcp_ep_heard,
+    .progress     = sr_tcp_progress,
+    .ep_check     = sr_tcp_ep_check,
+    .stats        = sr_tcp_stats,
+    .wait_prepare = sr_tcp_wait_prepare,
+    .wait         = sr_tcp_wait,
+    .wait_done    = sr_tcp_wait_done,
+};

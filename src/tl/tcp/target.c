@@ -1,0 +1,190 @@
+/*
+ * TCP transport: the target side: serving peers' requests, CPU atomics, the
+ * progress thread.
+ */
+#include "config.h"
+#include "tl/tcp/tcp.h"
+
+/* Frees the target side's dead connections; io_lock held.  Only the thread
+ * may: it is the only one holding events across a release of the lock, and
+ * it has handled them all by now.  (Clients that connect again and again
+ * must not grow the process.) */
+void sr_tcp_reap(sr_tl_ctx_t *ctx)
+{
+    for (sr_tcp_conn_t **pc = &ctx->conns; *pc;) {
+        sr_tcp_conn_t *c = *pc;
+        if (c->state != SR_TCP_DEAD) {
+            pc = &c->next;
+            continue;
+        }
+        *pc = c->next;
+        free(c);
+    }
+}
+
+/* Every idle connection a peer opened carries a PING now and then, so that
+ * the peer hears from us while it has nothing pending (its requests and our
+ * replies do the same job on a busy one); io_lock held. */
+static void sr_tcp_heartbeat(sr_tl_ctx_t *ctx, uint64_t now)
+{
+    ctx->next_hb_ns = now + ctx->hb_ns;
+    for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next) {
+        if (c->state != SR_TCP_UP || c->tx_head)
+            continue;
+        sr_tcp_frame_t f = { .op = SR_TCP_OP_PING };
+        if (sr_tcp_reply(ctx, c, &f, NULL) == 0)
+            sr_tcp_flush(ctx, c);
+    }
+}
+
+void *sr_tcp_thread(void *arg)
+{
+    sr_tl_ctx_t *ctx = arg;
+    struct epoll_event ev[SR_TCP_EVENTS];
+    while (!__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE)) {
+        int n = epoll_wait(ctx->ep_in, ev, SR_TCP_EVENTS, SR_TCP_TICK_MS);
+        if (n < 0 && errno != EINTR) {
+            sr_error("tcp: epoll_wait failed: %m; the progress thread stops");
+            break;
+        }
+        pthread_mutex_lock(&ctx->io_lock);
+        if (n > 0)
+            sr_tcp_handle_in(ctx, ev, n);
+        uint64_t now = sr_time_ns();
+        if (now >= ctx->next_check_ns)
+            sr_tcp_check_handshakes(ctx, now);
+        if (ctx->hb_ns && now >= ctx->next_hb_ns)
+            sr_tcp_heartbeat(ctx, now);
+        sr_tcp_reap(ctx);
+        int wake = ctx->wake_waiter;
+        ctx->wake_waiter = 0;
+        pthread_mutex_unlock(&ctx->io_lock);
+        if (wake)
+            sr_tcp_kick(ctx);
+    }
+    return NULL;
+}
+
+void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
+                     uint32_t len)
+{
+    sr_tcp_msg_t *m = malloc(sizeof(*m) + len);
+    if (m == NULL) {
+        sr_error("tcp: out of memory: a notification from PE %d is lost", src);
+        return;
+    }
+    m->next = NULL;
+    m->src = src;
+    m->tag = tag;
+    m->len = len;
+    if (len)
+        memcpy(m->payload, payload, len);
+    pthread_mutex_lock(&ctx->mq_lock);
+    if (ctx->mq_tail)
+        ctx->mq_tail->next = m;
+    else
+        __atomic_store_n(&ctx->mq_head, m, __ATOMIC_RELAXED);  /* progress() peeks */
+    ctx->mq_tail = m;
+    pthread_mutex_unlock(&ctx->mq_lock);
+}
+
+uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare)
+{
+    uint64_t old = 0;
+    switch (kind) {
+    case SR_TL_AMO_FETCH:
+        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
+        break;
+    case SR_TL_AMO_SET:
+        /* Release: whoever sees the new value sees the data written before. */
+        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
+        break;
+    case SR_TL_AMO_ADD:
+        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
+        break;
+    case SR_TL_AMO_SWAP:
+        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
+        break;
+    case SR_TL_AMO_CSWAP:
+        old = compare;
+        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        break;
+    }
+    return old;
+}
+
+/* Target side events; io_lock held.  Returns how many it acted on. */
+int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n)
+{
+    int act = 0;
+    for (int i = 0; i < n; i++) {
+        int kind = *(int *)ev[i].data.ptr;
+        if (kind == SR_TCP_K_LSN) {
+            sr_tcp_accept(ctx, ev[i].data.ptr);
+            continue;
+        }
+        if (kind != SR_TCP_K_CONN)
+            continue;
+        sr_tcp_conn_t *c = ev[i].data.ptr;
+        if (c->state == SR_TCP_DEAD)
+            continue;  /* an event fetched before the connection ended */
+        act++;
+        sr_tcp_conn_event(ctx, c, ev[i].events);
+    }
+    return act;
+}
+
+/* A request whose payload (if any) has fully arrived. */
+int sr_tcp_request_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
+{
+    sr_tcp_frame_t *f = &c->cur;
+    if (f->op == SR_TCP_OP_PUT) {
+        sr_tcp_frame_t ack = { .op = SR_TCP_OP_ACK, .id = f->id };
+        /* A small put may be a flag somebody sleeps on; waking the
+         * application for every slice of a bulk transfer would have it spin
+         * against this thread for the CPU.  (A wait on bulk data rechecks
+         * within its sleep slice.) */
+        if (f->plen <= SR_TCP_FLAG_MAX)
+            ctx->wake_waiter = 1;
+        return sr_tcp_reply(ctx, c, &ack, NULL);
+    }
+    if (f->op == SR_TCP_OP_NOTIFY) {
+        sr_tcp_msg_push(ctx, c->pe, (uint32_t)f->a, c->nbuf, f->plen);
+        ctx->credit_conn[c->pe] = c;
+        ctx->wake_waiter = 1;
+    }
+    return 0;
+}
+
+/* Serves one request header of a peer; 0 when the connection lives on. */
+int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
+{
+    sr_tcp_frame_t *f = &c->cur;
+    const char *why = sr_tcp_frame_check_bounds(f, ctx->rlen, ctx->nregions);
+    if (why) {
+        sr_tcp_protocol_error(ctx, c, why);
+        return -1;
+    }
+    char *at = f->op == SR_TCP_OP_NOTIFY ? NULL : ctx->base[f->region] + f->off;
+    switch (f->op) {
+    case SR_TCP_OP_PUT:
+        c->rx_dst = at;
+        c->rx_left = f->plen;
+        return c->rx_left ? 0 : sr_tcp_request_done(ctx, c);
+    case SR_TCP_OP_NOTIFY:
+        c->rx_dst = (char *)c->nbuf;
+        c->rx_left = f->plen;
+        return c->rx_left ? 0 : sr_tcp_request_done(ctx, c);
+    case SR_TCP_OP_GET: {
+        sr_tcp_frame_t r = { .op = SR_TCP_OP_GET_REPLY, .id = f->id, .plen = (uint32_t)f->a };
+        return sr_tcp_reply(ctx, c, &r, at);
+    }
+    case SR_TCP_OP_AMO: {
+        sr_tcp_frame_t r = { .op = SR_TCP_OP_AMO_REPLY, .id = f->id };
+        r.a = sr_tcp_amo_apply((uint64_t *)(void *)at, f->sub, f->a, f->b);
+        ctx->wake_waiter |= f->sub != SR_TL_AMO_FETCH;
+        return sr_tcp_reply(ctx, c, &r, NULL);
+    }
+    }
+    return 0;
+}

@@ -1,0 +1,378 @@
+/*
+ * TCP transport: one-sided put, get, atomics and notifications over sockets.
+ *
+ * Lanes.  Every PE opens SYMRAIL_TCP_LANES connections to every peer it
+ * reaches over TCP; these are the lanes the core sprays slices over.  A
+ * connection carries requests one way (from the PE that opened it) and their
+ * replies back, so each pair of PEs has 2 x lanes connections and nobody has
+ * to break ties between simultaneous connects.  The target answers requests
+ * of one connection in order, so the initiator matches each reply with the
+ * oldest request still pending on that connection.
+ *
+ * Connection setup is eager: connect() of the ops table dials every lane
+ * during wireup and authenticates it, so a job that starts has all its
+ * connections and later operations never pay for a handshake.  (n_pes x lanes
+ * sockets per PE; fine at the scale this transport is for.)
+ *
+ * Addresses.  Each PE listens on every address SYMRAIL_TCP_IF selects (names
+ * or CIDRs); by default every non-loopback IPv4 interface that is up, and
+ * loopback as well when every PE of the job is on this host.  All of them go
+ * into the address blob.  A dialer prefers loopback for a peer on its own
+ * host, then the peer's addresses in a subnet it shares, and spreads lanes
+ * over those.
+ *
+ * Security.  Every connection starts with a challenge-response handshake
+ * (frame.h) keyed by SHA-256 of SYMRAIL_JOB_SECRET and the job id.  Without
+ * SYMRAIL_JOB_SECRET (e.g. under mpirun) the key is derived from the job id
+ * and a random job key that Open MPI gives every process of the job
+ * (OMPI_MCA_*_precondition_transports), falling back to the job id and user
+ * id only.  That is weaker: anyone who can read the job's environment, or
+ * guess its job id in the fallback case, can connect; it is logged as a warning.
+ * SYMRAIL_JOB_SECRET set but empty is an error.
+ * A target checks every request against its registered regions before it
+ * touches memory; a malformed or out-of-bounds frame closes that connection
+ * and is logged, and the process goes on.
+ *
+ * Threads.  The target side (listening sockets and the connections peers
+ * opened) is served by a progress thread that waits in epoll: it applies
+ * puts and atomics, sends get data and acks, and queues notifications,
+ * without the application's help; progress() serves it too when it can take
+ * io_lock, which keeps latency low while the application polls.  The
+ * initiator side (our lanes: posting requests, reading their replies) is
+ * only ever touched by the application's thread, in the ops and progress(),
+ * so it takes no lock and its completions go straight to comp->cb from
+ * progress(); replies wait in the socket until then.  The thread never calls
+ * into the core: notifications are queued under mq_lock and delivered by
+ * progress().  It wakes an application sleeping in wait() for atomics,
+ * notifications and small puts (flags), not for every slice of a bulk put.
+ * A launcher that binds a PE to one core makes the thread share it with the
+ * application; bulk bandwidth then drops to about half.
+ *
+ * Zero copy: a put is written with one sendmsg of header and the caller's
+ * buffer, and the target reads the payload straight into its heap after the
+ * bounds check; get data is sent from the heap and read into the caller's
+ * buffer.  Backpressure: a lane takes a request only while it has fewer than
+ * SYMRAIL_TCP_MAX_OPS requests and SYMRAIL_TCP_MAX_INFLIGHT bytes in flight
+ * (SYMRAIL_ERR_AGAIN otherwise); a target stops reading a connection whose
+ * replies pile up.
+ *
+ * Faults.  A connection that ends, resets or breaks the protocol fails its
+ * pending operations at once and its lane goes down (weight 0); the core
+ * retries slices on another lane.  A peer that answers nothing for 7/8 of
+ * SYMRAIL_OP_TIMEOUT while operations wait is unresponsive: those
+ * operations fail with SYMRAIL_ERR_PEER_UNRESPONSIVE, and so do new ones
+ * until anything arrives from it again, but its connections stay: a stopped
+ * process (SIGSTOP) may resume, and then it works again.  The abandoned
+ * requests stay matched with their replies, which go nowhere (a put still
+ * queued sends a copy of its data).  Only a connection that ends, resets or
+ * breaks the protocol (the kernel's TCP_USER_TIMEOUT ends a dead link) makes
+ * the peer gone.  The thread sends a PING on every idle connection peers
+ * opened every SYMRAIL_HEARTBEAT, so that ep_heard stays fresh while nothing
+ * is pending.  A PE that finalizes says BYE first, so its peers do not take
+ * its departure for a failure.
+ */
+#ifndef SR_TL_TCP_H
+#define SR_TL_TCP_H
+
+#include "tl/tl.h"
+#include "tl/tcp/frame.h"
+#include "util/log.h"
+#include "util/pool.h"
+#include "util/status.h"
+#include "util/sys.h"
+#include "util/crypto.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <sched.h>
+
+#define SR_TCP_ADDR_MAGIC    0x7372746370310000ull  /* "srtcp1" */
+#define SR_TCP_MAX_ADDRS     8
+#define SR_TCP_MAX_REGIONS   4
+#define SR_TCP_RXBUF         (64u * 1024)
+#define SR_TCP_HS_TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
+#define SR_TCP_MAX_HS        64          /* connections in handshake at once */
+#define SR_TCP_REPLY_HIWAT   (32u << 20) /* queued reply bytes: stop reading requests */
+#define SR_TCP_IO_BUDGET     (4u << 20)  /* bytes read from one connection per pass */
+#define SR_TCP_BULK          4096        /* a payload this big is read in place */
+#define SR_TCP_FLAG_MAX      256         /* puts up to this size wake a sleeping wait */
+#define SR_TCP_EVENTS        64
+#define SR_TCP_TICK_MS       100
+#define SR_TCP_CHECK_NS      (10ull * 1000 * 1000)
+#define SR_TCP_LINGER_MS     300         /* finalize: wait for peers' goodbyes */
+#define SR_TCP_NAME_LEN      48
+
+enum { SR_TCP_K_CONN = 1, SR_TCP_K_LSN, SR_TCP_K_WAKE, SR_TCP_K_IN };
+enum { SR_TCP_HS_HELLO, SR_TCP_HS_AUTH, SR_TCP_UP, SR_TCP_DEAD };
+enum { SR_TCP_RX_MSG, SR_TCP_RX_PAYLOAD };
+enum { SR_TCP_TX_OP, SR_TCP_TX_POOL };
+
+typedef struct {
+    uint32_t ip;        /* network order */
+    uint16_t port;      /* network order */
+    uint8_t  prefix;
+    uint8_t  loopback;
+} sr_tcp_ip_t;
+
+/* The address blob. */
+typedef struct {
+    uint64_t    magic;
+    int32_t     pid;
+    uint32_t    n_pes;
+    uint32_t    nlanes;
+    uint32_t    naddrs;
+    sr_tcp_ip_t addrs[SR_TCP_MAX_ADDRS];
+} sr_tcp_addr_t;
+
+/* Bytes queued on a connection: a header and/or data that stays owned by
+ * its producer (a put's source, the heap for get replies). */
+typedef struct sr_tcp_tx {
+    struct sr_tcp_tx *next;
+    const char       *data;
+    size_t            dlen;
+    size_t            sent;
+    uint8_t           hlen;
+    uint8_t           kind;
+    uint8_t           hdr[SR_TCP_CHAL_LEN];  /* a frame header or a handshake message */
+} sr_tcp_tx_t;
+
+/* Replies, credits, notifications: the payload is copied here. */
+typedef struct sr_tcp_txbuf {
+    sr_tcp_tx_t          tx;
+    struct sr_tcp_txbuf *next_free;
+    uint8_t              inl[SR_TCP_NOTIFY_MAX];
+} sr_tcp_txbuf_t;
+
+/* One request of ours awaiting its reply. */
+typedef struct sr_tcp_op {
+    sr_tcp_tx_t       tx;
+    struct sr_tcp_op *next;
+    sr_tl_comp_t     *comp;
+    void             *dst;      /* get: data; atomic: result or NULL */
+    size_t            len;      /* data bytes it keeps in flight */
+    uint64_t          id;
+    uint8_t           op;
+    symrail_status_t  status;
+    uint64_t          t_ns;     /* posted at */
+    char             *copy;     /* abandoned put: its data, copied from the caller */
+} sr_tcp_op_t;
+
+typedef struct sr_tcp_msg {
+    struct sr_tcp_msg *next;
+    int                src;
+    uint32_t           tag;
+    uint32_t           len;
+    unsigned char      payload[];
+} sr_tcp_msg_t;
+
+typedef struct {
+    int kind;
+    int fd;
+    sr_tcp_ip_t addr;
+} sr_tcp_lsn_t;
+
+typedef struct sr_tcp_conn {
+    int                 kind;      /* SR_TCP_K_CONN: first, like sr_tcp_lsn_t */
+    int                 fd;
+    uint8_t             is_out;    /* we dialed: we send requests, read replies */
+    uint8_t             state;
+    uint8_t             rx_state;
+    uint8_t             throttled;
+    uint8_t             bye;
+    uint8_t             rx_bulk;   /* big payloads come: read one header at a time */
+    uint8_t             rx_discard; /* the payload's request was abandoned: drop it */
+    uint32_t            events;
+    int                 pe;
+    int                 lane;
+    char                name[SR_TCP_NAME_LEN];
+    struct sr_tl_ep    *ep;
+    struct sr_tcp_conn *next;      /* every connection of its side */
+    uint64_t            deadline_ns;
+    uint8_t             hello[SR_TCP_HELLO_LEN];
+    uint8_t             nonce_s[SR_TCP_NONCE_LEN];
+    /* receive */
+    uint8_t            *rxbuf;
+    size_t              rx_lo, rx_hi;
+    sr_tcp_frame_t      cur;
+    char               *rx_dst;
+    size_t              rx_left;
+    uint64_t            last_rx_ns;
+    uint8_t             nbuf[SR_TCP_NOTIFY_MAX];
+    /* send */
+    sr_tcp_tx_t        *tx_head, *tx_tail;
+    size_t              tx_bytes;
+    /* requests of ours, oldest first */
+    sr_tcp_op_t        *pend_head, *pend_tail;
+    uint32_t            nops;
+    size_t              inflight;
+    uint64_t            next_id;
+    uint64_t            posted;
+} sr_tcp_conn_t;
+
+struct sr_tl_ep {
+    struct sr_tl_ctx *ctx;
+    int               pe;
+    int               pid;
+    int               self;
+    int               local;
+    int               nlanes;
+    sr_tcp_conn_t    *lanes[SR_TCP_MAX_LANES];
+    uint64_t          n_sent;       /* notifications sent */
+    uint64_t          n_credit;     /* ... that the peer has consumed */
+    uint32_t          lane_gen[SR_TCP_MAX_LANES];  /* grows with every change of a lane */
+    uint32_t          lanes_down;   /* lanes that went down, not yet told to the core */
+    int               unresp;       /* requests failed as unresponsive ... */
+    uint64_t          unresp_ns;    /* ... at this time, and nothing heard since */
+};
+
+struct sr_tl_ctx {
+    sr_tl_params_t  params;
+    uint8_t         key[SR_TCP_KEY_LEN];
+    uint32_t        nlanes;
+    uint32_t        max_ops;
+    size_t          max_inflight;
+    uint64_t        dead_ns;        /* no answer for this long: the peer is gone */
+    uint64_t        dial_ms;
+    sr_tcp_lsn_t    lsn[SR_TCP_MAX_ADDRS];
+    int             naddrs;
+    sr_tcp_lsn_t    wake;           /* eventfd that stops the thread */
+    sr_tcp_lsn_t    in_tag;         /* ep_in as an event source of ep_out */
+    int             ep_in;          /* listeners and connections peers opened */
+    int             ep_out;         /* our lanes, and ep_in */
+    pthread_t       thread;
+    int             thread_up;
+    int             stop;
+
+    /* The target side: served by the thread, and by progress() when it can
+     * take the lock. */
+    pthread_mutex_t io_lock;
+    sr_tcp_conn_t  *conns;          /* connections peers opened */
+    int             nhs;
+    sr_tcp_txbuf_t *txb_free;
+    sr_tcp_conn_t **credit_conn;    /* [n_pes]: where to return notify credits */
+    char           *base[SR_TCP_MAX_REGIONS];
+    uint64_t        rlen[SR_TCP_MAX_REGIONS];
+    uint32_t        nregions;
+    uint64_t        next_check_ns;
+    int             wake_waiter;    /* applied something a sleeping wait may be for */
+
+    pthread_mutex_t mq_lock;        /* notifications the thread hands to progress() */
+    sr_tcp_msg_t   *mq_head, *mq_tail;
+    uint8_t        *bye;            /* [n_pes]: the PE finalized (atomic) */
+    uint64_t       *heard;          /* [n_pes]: anything arrived from the PE (atomic) */
+    uint64_t        hb_ns;          /* heartbeat period; 0: none */
+    uint64_t        next_hb_ns;
+
+    /* The initiator side: our lanes, only ever touched by the application's
+     * thread (connect, the ops, progress), so it needs no lock. */
+    sr_tl_ep_t    **eps;            /* [n_pes] */
+    sr_tcp_conn_t  *out_conns;
+    sr_tcp_txbuf_t *txb_out_free;
+    sr_tcp_op_t    *done_head, *done_tail;
+    uint64_t        next_out_check_ns;
+    int             lane_events;    /* some ep has lanes_down */
+    sr_pool_t       ops;           /* sr_tcp_op_t; application thread only */
+    uint64_t       *consumed, *reported;   /* [n_pes]: notifications delivered */
+    uint64_t        lane_bytes[SR_TCP_MAX_LANES], lane_slices[SR_TCP_MAX_LANES];
+    uint64_t        n_posted, n_completed, n_full;
+    int             fault_lane;
+    uint64_t        fault_after;
+
+    /* sleeping waits (wait_prepare/wait) */
+    uint32_t        seq;
+    uint32_t        waiters;
+};
+
+/* iface.c */
+void sr_tcp_kick(sr_tl_ctx_t *ctx);
+
+/* net.c */
+const char *sr_tcp_ipstr(uint32_t ip, uint16_t port, char *buf, size_t len);
+symrail_status_t sr_tcp_listen(sr_tl_ctx_t *ctx);
+void sr_tcp_write_addr_file(sr_tl_ctx_t *ctx);
+symrail_status_t sr_tcp_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
+int sr_tcp_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
+void sr_tcp_sockopts(sr_tl_ctx_t *ctx, int fd);
+int sr_tcp_rank_addrs(sr_tl_ctx_t *ctx, int pe, const sr_tcp_addr_t *a, int *order,
+                      int *npref_p);
+
+/* conn.c: receiving */
+void sr_tcp_protocol_error(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const char *why);
+
+/* cm.c */
+symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx);
+void sr_tcp_goodbye(sr_tl_ctx_t *ctx);
+symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                sr_tl_ep_t **ep_p);
+void sr_tcp_wireup_done(sr_tl_ctx_t *ctx);
+void sr_tcp_disconnect(sr_tl_ep_t *ep);
+int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg);
+void sr_tcp_accept(sr_tl_ctx_t *ctx, sr_tcp_lsn_t *l);
+void sr_tcp_check_handshakes(sr_tl_ctx_t *ctx, uint64_t now);
+
+/* conn.c */
+void sr_tcp_conn_close_fd(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+void sr_tcp_tx_release(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
+sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char *name);
+void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t status);
+void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status);
+int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
+sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c);
+int sr_tcp_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_frame_t *f,
+                 const void *data);
+void sr_tcp_conn_event(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint32_t events);
+/* Something arrived on c: its peer is alive. */
+static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now)
+{
+    c->last_rx_ns = now;
+    if (c->pe >= 0)
+        __atomic_store_n(&ctx->heard[c->pe], now, __ATOMIC_RELAXED);
+}
+
+/* target.c */
+int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+int sr_tcp_request_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+void sr_tcp_reap(sr_tl_ctx_t *ctx);
+void *sr_tcp_thread(void *arg);
+void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
+                     uint32_t len);
+uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare);
+int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n);
+
+/* ep.c */
+int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
+int sr_tcp_ep_alive(const sr_tl_ep_t *ep);
+void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now);
+void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op);
+symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
+                            uint64_t roff, size_t len, sr_tl_comp_t *comp);
+symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
+                            uint64_t roff, size_t len, sr_tl_comp_t *comp);
+symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint32_t region,
+                               uint64_t roff, uint64_t operand, uint64_t compare,
+                               uint64_t *result_p, sr_tl_comp_t *comp);
+symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                               size_t len);
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx);
+symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep);
+uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep);
+
+extern const sr_tl_ops_t sr_tl_tcp_ops;
+
+#endif
