@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "tl/tl.h"
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -287,7 +288,7 @@ static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, ui
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
-    memcpy(ep->base[region] + roff, src, len);
+    sr_copy(ep->base[region] + roff, src, len);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
 }
@@ -296,7 +297,7 @@ static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
-    memcpy(dst, ep->base[region] + roff, len);
+    sr_copy(dst, ep->base[region] + roff, len);
     return SYMRAIL_OK;
 }
 
@@ -351,7 +352,7 @@ static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *
     slot->tag = tag;
     slot->len = (uint32_t)len;
     if (len)
-        memcpy(slot->payload, payload, len);
+        sr_copy(slot->payload, payload, len);
     __atomic_store_n(&ring->tail, ++ep->tail, __ATOMIC_RELEASE);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
