@@ -12,13 +12,16 @@
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
 #define SR_SHM_MAX_REGIONS 4
 #define SR_SHM_NAME_LEN    200
+#define SR_SHM_NAP_NS      1000000ull  /* sleep limit when a wake-up may be lost */
 
 typedef struct {
     _Alignas(SR_CACHE_LINE) uint32_t seq;      /* bumped to wake sleepers */
@@ -78,6 +81,7 @@ struct sr_tl_ctx {
     uint32_t       nregions;
     int           *senders;       /* local PEs whose rings we drain */
     int            nsenders;
+    int            nap;           /* this wait may miss a wake-up: nap only */
 };
 
 static inline sr_shm_ring_t *sr_shm_ring(sr_shm_hdr_t *hdr, size_t ring_len, int pe)
@@ -91,17 +95,88 @@ static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
     return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
 }
 
-/* A peer may sleep on its doorbell: wake it after our stores are visible.
- * Only the first writer after the sleeper armed pays for the system call; the
- * sleeper re-checks its condition after re-arming, so later writes are seen. */
-static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+/*
+ * Doorbell without a fence per put.
+ *
+ * A sleeper and a writer form a Dekker pair: the sleeper stores `waiters`
+ * and then loads the data it waits for; the writer stores data and then
+ * loads `waiters`.  On x86 (and weaker machines) each side's load may pass
+ * its own earlier store, so both could read the old value: the sleeper goes
+ * to sleep and the writer sees nobody to wake.  The usual cure is a full
+ * fence on both sides, which puts one on every put.
+ *
+ * Instead the fence is moved to the side that is about to sleep anyway: a
+ * sleeper calls membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) after raising
+ * `waiters` and before re-checking its condition.  That call runs a full
+ * barrier on every CPU that runs a thread of a registered process (each PE
+ * registers at init) and a context switch is one too, so for any writer one
+ * of two things holds:
+ *  - its barrier point came before its load of `waiters`: the load then
+ *    sees the raised count (the sleeper's store was ordered before the
+ *    system call) and the writer rings the doorbell; or
+ *  - it came after that load, hence after the data store that precedes the
+ *    load in program order (the compiler barrier below keeps that order):
+ *    the data is visible before membarrier returns, and the sleeper's
+ *    re-check sees it and does not sleep.
+ * Either way no wake-up is lost.  The writer's cost is one plain load of a
+ * line that is written only when somebody goes to sleep.
+ *
+ * Where membarrier is not available (old kernel, seccomp), registration
+ * fails in every process of the node alike, and writers fall back to a full
+ * fence before the load (sr_shm_fence_per_put).
+ *
+ * Only the first writer after the sleeper armed pays for the system call;
+ * the sleeper re-checks its condition after re-arming, so later writes are
+ * seen.
+ */
+#ifndef MEMBARRIER_CMD_GLOBAL_EXPEDITED
+#define MEMBARRIER_CMD_QUERY                        0
+#define MEMBARRIER_CMD_GLOBAL_EXPEDITED             (1 << 1)
+#define MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED    (1 << 2)
+#endif
+
+static int sr_shm_fence_per_put = 1;
+
+static int sr_shm_membarrier(int cmd)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0) &&
-        __atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
+#ifdef SYS_membarrier
+    return (int)syscall(SYS_membarrier, cmd, 0, 0);
+#else
+    (void)cmd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static void sr_shm_membarrier_register(void)
+{
+    int cmds = sr_shm_membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
+        sr_shm_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) {
+        sr_debug("shm: no expedited membarrier (%m): a fence per put instead");
+        __atomic_store_n(&sr_shm_fence_per_put, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&sr_shm_fence_per_put, 0, __ATOMIC_RELAXED);
+}
+
+static void sr_shm_ring_doorbell(sr_shm_hdr_t *hdr)
+{
+    if (__atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
         __atomic_fetch_add(&hdr->seq, 1, __ATOMIC_RELEASE);
         sr_futex_wake_all(&hdr->seq);
     }
+}
+
+/* After our stores to the peer: wake it if it may be asleep. */
+static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+{
+    if (sr_unlikely(__atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED)))
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    else
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* data stores, then the load */
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
+        sr_shm_ring_doorbell(hdr);
 }
 
 static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
@@ -111,6 +186,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
+    sr_shm_membarrier_register();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
         sr_error("SYMRAIL_NOTIFY_SLOTS=%llu is out of range (1 .. 1048576)",
@@ -389,11 +465,17 @@ static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
     __atomic_fetch_add(&ctx->hdr->waiters, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&ctx->hdr->wake_pending, 0, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* The writers' half of the fence (see sr_shm_kick).  Without it a peer
+     * that does not fence per put could be missed: sleep in short naps. */
+    ctx->nap = __atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED) ||
+               sr_shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
     return __atomic_load_n(&ctx->hdr->seq, __ATOMIC_SEQ_CST);
 }
 
 static void sr_shm_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
+    if (ctx->nap && timeout_ns > SR_SHM_NAP_NS)
+        timeout_ns = SR_SHM_NAP_NS;
     sr_futex_wait(&ctx->hdr->seq, token, timeout_ns);
 }
 
