@@ -88,6 +88,9 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     *msg_p = q->msgs[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
+    /* Consumed: its slot goes back to the sender (tl.h, notify_release). */
+    sr_peer_t *peer = &sr_ctx.peers[msg_p->src_pe];
+    peer->ops->notify_release(peer->ep);
     return SYMRAIL_OK;
 }
 

@@ -9,9 +9,49 @@ typedef struct {
     uint32_t seq;
 } hdr_t;
 
-int main(void)
+/* A receiver that never consumes stalls its sender: with SYMRAIL_NOTIFY_SLOTS
+ * slots per sender and a short SYMRAIL_OP_TIMEOUT, PE 1's send beyond the
+ * slots times out although PE 0 keeps progressing (it waits in
+ * signal_wait_until), and goes through once PE 0 has consumed one message. */
+static int stall_case(void)
+{
+    int me = symrail_my_pe();
+    unsigned long slots = t_env("SYMRAIL_NOTIFY_SLOTS", 0);
+    uint64_t *sig = symrail_calloc(2, sizeof(uint64_t));
+    symrail_notify_t msg;
+    T_ASSERT(slots >= 1 && slots <= 64 && sig != NULL, "needs SYMRAIL_NOTIFY_SLOTS (1..64)");
+    T_CHECK(symrail_barrier_all());
+    if (me == 1) {
+        for (uint32_t i = 0; i < slots; i++)
+            T_CHECK(symrail_notify_send(0, i, &i, sizeof(i)));
+        uint32_t extra = (uint32_t)slots;
+        T_EXPECT(symrail_notify_send(0, extra, &extra, sizeof(extra)), SYMRAIL_ERR_TIMEOUT);
+        /* Tell PE 0 to consume one, then the send must go through. */
+        T_CHECK(symrail_atomic_set(&sig[0], 1, 0));
+        T_CHECK(symrail_notify_send(0, extra, &extra, sizeof(extra)));
+        T_CHECK(symrail_atomic_set(&sig[0], 2, 0));
+    } else if (me == 0) {
+        T_CHECK(symrail_signal_wait_until(&sig[0], SYMRAIL_CMP_GE, 1, NULL));
+        T_CHECK(symrail_notify_poll(&msg));
+        T_ASSERT(msg.src_pe == 1 && msg.tag == 0, "first message wrong (tag %u)", msg.tag);
+        T_CHECK(symrail_signal_wait_until(&sig[0], SYMRAIL_CMP_GE, 2, NULL));
+        for (uint32_t i = 1; i <= slots; i++) {
+            T_CHECK(symrail_notify_wait(5000, &msg));
+            T_ASSERT(msg.src_pe == 1 && msg.tag == i, "message %u has tag %u", i, msg.tag);
+        }
+        T_EXPECT(symrail_notify_poll(&msg), SYMRAIL_ERR_AGAIN);
+    }
+    T_CHECK(symrail_barrier_all());
+    t_pass("notify: a sender stalls while its receiver does not consume");
+    symrail_finalize();
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     symrail_init();
+    if (argc > 1 && strcmp(argv[1], "stall") == 0)
+        return stall_case();
     int me = symrail_my_pe(), n = symrail_n_pes();
     uint32_t *next = calloc((size_t)n, sizeof(uint32_t));
     unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];

@@ -81,6 +81,7 @@ struct sr_tl_ctx {
     uint32_t       nregions;
     int           *senders;       /* local PEs whose rings we drain */
     int            nsenders;
+    uint64_t      *delivered;     /* [n_pes] next slot to hand to the core */
     int            nap;           /* this wait may miss a wake-up: nap only */
 };
 
@@ -179,6 +180,18 @@ static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
         sr_shm_ring_doorbell(hdr);
 }
 
+/* After a locked read-modify-write, which is a full barrier by itself on
+ * x86; elsewhere the acquire-release RMW is not, so fence as for a store. */
+static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
+        sr_shm_ring_doorbell(hdr);
+#else
+    sr_shm_kick(hdr);
+#endif
+}
+
 static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
 {
     symrail_status_t st = SYMRAIL_ERR_NOMEM;
@@ -200,6 +213,9 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->senders = calloc((size_t)params->n_pes, sizeof(int));
     if (ctx->senders == NULL)
         goto err_free;
+    ctx->delivered = calloc((size_t)params->n_pes, sizeof(uint64_t));
+    if (ctx->delivered == NULL)
+        goto err_senders;
     for (int pe = 0; pe < params->n_pes; pe++)
         if (params->is_local[pe])
             ctx->senders[ctx->nsenders++] = pe;
@@ -217,6 +233,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     return SYMRAIL_OK;
 
 err_senders:
+    free(ctx->delivered);
     free(ctx->senders);
 err_free:
     free(ctx);
@@ -237,6 +254,7 @@ static void sr_shm_fini(sr_tl_ctx_t *ctx)
 {
     sr_shm_wireup_done(ctx);
     sr_shm_unmap(ctx->hdr, ctx->ctl_len);
+    free(ctx->delivered);
     free(ctx->senders);
     free(ctx);
 }
@@ -408,8 +426,10 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     }
     if (result_p)
         *result_p = old;
-    if (op != SR_TL_AMO_FETCH)
+    if (op == SR_TL_AMO_SET)
         sr_shm_kick(ep->hdr);
+    else if (op != SR_TL_AMO_FETCH)
+        sr_shm_kick_rmw(ep->hdr);
     return SYMRAIL_OK;
 }
 
@@ -434,6 +454,9 @@ static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *
     return SYMRAIL_OK;
 }
 
+/* Hands every message not yet delivered to the core.  Its slot stays taken
+ * (ring->head does not move) until the core releases it: the sender's
+ * credits are the slots the application has not consumed yet. */
 static int sr_shm_progress(sr_tl_ctx_t *ctx)
 {
     uint32_t nslots = ctx->hdr->nslots;
@@ -441,18 +464,36 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
     for (int i = 0; i < ctx->nsenders; i++) {
         int src = ctx->senders[i];
         sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, src);
-        uint64_t head = ring->head;
+        uint64_t next = ctx->delivered[src];
         uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-        for (; head != tail; head++, count++) {
-            const sr_shm_slot_t *slot = &ring->slots[head % nslots];
+        for (; next != tail; next++, count++) {
+            const sr_shm_slot_t *slot = &ring->slots[next % nslots];
             uint32_t len = slot->len > SYMRAIL_NOTIFY_MAX_PAYLOAD ? SYMRAIL_NOTIFY_MAX_PAYLOAD
                                                                    : slot->len;
+            ctx->delivered[src] = next + 1;
             ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
-            /* Free the slot only after its payload has been copied out. */
-            __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
         }
     }
     return count;
+}
+
+/* The application consumed the oldest message from ep's peer (messages of
+ * one sender are consumed in the order they came): its slot goes back.
+ * Release: the sender may overwrite the slot once it sees the new head, and
+ * the core has copied the payload out before it calls this. */
+static void sr_shm_notify_release(sr_tl_ep_t *ep)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, ep->pe);
+    uint64_t head = ring->head;
+    if (sr_unlikely(head == ctx->delivered[ep->pe])) {
+        sr_error("shm: notify_release from PE %d without a delivered message", ep->pe);
+        return;
+    }
+    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    /* A sender waiting for room may be asleep on its own doorbell. */
+    if (!ep->self)
+        sr_shm_kick(ep->hdr);
 }
 
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
@@ -503,7 +544,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .notify       = sr_shm_notify,
     .flush        = sr_tl_flush_nothing,
     .ep_post_end  = sr_tl_ep_nothing,
-    .notify_release = sr_tl_ep_nothing,
+    .notify_release = sr_shm_notify_release,
     .ep_heard     = sr_tl_heard_unknown,
     .progress     = sr_shm_progress,
     .ep_check     = sr_shm_ep_check,
