@@ -48,6 +48,10 @@
 #define PAGE      4096
 #define MIN_SIZE  ((size_t)4 << 10)
 #define MAX_SIZE  ((size_t)16 << 20)
+/* The remote window comes in chunks: OSHMEM's allocator refuses single
+ * blocks of 256 MiB and more. */
+#define CHUNK     ((size_t)128 << 20)
+#define MAX_CHUNKS 64
 
 static const size_t offsets[] = {0, 16, 64, 2048};
 #define NOFF (sizeof(offsets) / sizeof(offsets[0]))
@@ -92,6 +96,8 @@ int main(int argc, char **argv)
         window = 2 * llc_bytes();
     if (window < 4 * MAX_SIZE)
         window = 4 * MAX_SIZE;
+    if (window > MAX_CHUNKS * CHUNK)
+        window = MAX_CHUNKS * CHUNK;
 
     cb_init();
     if (cb_npes() != 2) {
@@ -101,10 +107,16 @@ int main(int argc, char **argv)
         return 2;
     }
     /* The remote side walks a window as large as the private one. */
-    char *sym = cb_align(PAGE, window + PAGE);
-    if (sym == NULL)
-        die("symmetric allocation (raise the heap size)");
-    memset(sym, 0x5a, window + PAGE);
+    size_t nchunks = (window + CHUNK - 1) / CHUNK;
+    char *chunk[MAX_CHUNKS];
+    if (nchunks > MAX_CHUNKS)
+        nchunks = MAX_CHUNKS;
+    for (size_t c = 0; c < nchunks; c++) {
+        chunk[c] = cb_align(PAGE, CHUNK);
+        if (chunk[c] == NULL)
+            die("symmetric allocation (raise the heap size)");
+        memset(chunk[c], 0x5a, CHUNK);
+    }
     cb_barrier();
 
     if (cb_me() == 0) {
@@ -123,18 +135,25 @@ int main(int argc, char **argv)
                         size_t stride = (size + PAGE - 1) / PAGE * PAGE;
                         double best = 0;
                         for (int round = 0; round < 3; round++) {
-                            size_t pos = 0, iters = 0, bytes = 0;
+                            size_t pos = 0, c = 0, roff = 0, iters = 0, bytes = 0;
                             double t0 = now(), t;
                             do {
                                 for (int k = 0; k < 16; k++) {
-                                    int st = op ? cb_get(priv + pos, sym + pos, size, 1)
-                                                : cb_put(sym + pos, priv + pos, size, 1);
+                                    char *rem = chunk[c] + roff;
+                                    int st = op ? cb_get(priv + pos, rem, size, 1)
+                                                : cb_put(rem, priv + pos, size, 1);
                                     if (st != 0)
                                         die(op ? "get" : "put");
                                     bytes += size;
                                     iters++;
-                                    if (cold && (pos += stride) + size > window)
+                                    if (!cold)
+                                        continue;
+                                    if ((pos += stride) + size > window)
                                         pos = 0;
+                                    if ((roff += stride) + size > CHUNK) {
+                                        roff = 0;
+                                        c = (c + 1) % nchunks;
+                                    }
                                 }
                                 if (!op && cb_quiet() != 0)
                                     die("quiet");

@@ -28,11 +28,14 @@ fi
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
     SYMRAIL_HEAP_SIZE=$heap "$build/symrun" -n 2 "$build/tests/perf/copy_bench" "$@" \
-        | sed 's/^/symrail /' >>"$tmp/all"
+        >"$tmp/one" || { echo "copy_bench failed (symrail)" >&2; exit 1; }
+    sed 's/^/symrail /' "$tmp/one" >>"$tmp/all"
     if [ "$have_osh" = 1 ]; then
-        SHMEM_SYMMETRIC_SIZE=$heap OMPI_MCA_osc='^rdma' oshrun --allow-run-as-root \
-            --oversubscribe --mca osc '^rdma' -np 2 "$tmp/copy_bench_osh" "$@" 2>"$tmp/osh.err" \
-            | sed 's/^/oshmem /' >>"$tmp/all" || { cat "$tmp/osh.err" >&2; exit 1; }
+        # Open MPI 4.1 reads SMA_SYMMETRIC_SIZE; SHMEM_SYMMETRIC_SIZE is ignored there.
+        SMA_SYMMETRIC_SIZE=$heap SHMEM_SYMMETRIC_SIZE=$heap OMPI_MCA_osc='^rdma' oshrun --allow-run-as-root \
+            --oversubscribe --mca osc '^rdma' -np 2 "$tmp/copy_bench_osh" "$@" \
+            >"$tmp/one" 2>"$tmp/osh.err" || { cat "$tmp/osh.err" >&2; exit 1; }
+        sed 's/^/oshmem /' "$tmp/one" >>"$tmp/all"
     fi
     r=$((r + 1))
 done
