@@ -130,8 +130,16 @@ symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp
 uint64_t symrail_signal_fetch(const uint64_t *sig_addr);
 
 /* ---- notification messages ---------------------------------------------- */
-/* Messages from one sender arrive in the order sent. */
+/* Messages from one sender arrive in the order sent.  Each sender has
+ * SYMRAIL_NOTIFY_SLOTS messages in flight to one receiver; a slot comes back
+ * when the receiver consumes the message (poll or wait).  notify_send waits
+ * for a slot (up to SYMRAIL_OP_TIMEOUT) and consumes nothing meanwhile, so
+ * PEs that all send to each other should use notify_trysend and drain
+ * between tries. */
 symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len);
+/* Like notify_send, but SYMRAIL_ERR_AGAIN at once when the receiver has no
+ * free slot for us. */
+symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payload, size_t len);
 /* SYMRAIL_OK with a message, or SYMRAIL_ERR_AGAIN if none is waiting. */
 symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p);
 /* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if none. */

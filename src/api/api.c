@@ -367,9 +367,9 @@ uint64_t symrail_signal_fetch(const uint64_t *sig_addr)
 
 /* ---- notification messages -------------------------------------------------------- */
 
-symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len)
+static symrail_status_t sr_api_notify(const char *fn, int pe, uint32_t tag, const void *payload,
+                                      size_t len, int blocking)
 {
-    static const char fn[] = "symrail_notify_send";
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
     if (!sr_api_pe_ok(fn, pe))
         return SYMRAIL_ERR_INVALID;
@@ -378,7 +378,17 @@ symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, 
                  len, SYMRAIL_NOTIFY_MAX_PAYLOAD);
         return SYMRAIL_ERR_INVALID;
     }
-    return sr_notify_send(pe, tag, payload, len);
+    return sr_notify_send(pe, tag, payload, len, blocking);
+}
+
+symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len)
+{
+    return sr_api_notify("symrail_notify_send", pe, tag, payload, len, 1);
+}
+
+symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payload, size_t len)
+{
+    return sr_api_notify("symrail_notify_trysend", pe, tag, payload, len, 0);
 }
 
 symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p)

@@ -229,7 +229,8 @@ static inline int sr_cmp(uint64_t a, symrail_cmp_t cmp, uint64_t b)
 
 /* notify.c */
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len);
-symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len);
+symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len,
+                                int blocking);
 symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *msg_p);
 void sr_notify_fini(void);
 

@@ -34,11 +34,16 @@ static int sr_notify_try(void *arg)
     return t->st != SYMRAIL_ERR_AGAIN;
 }
 
-symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len)
+symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len,
+                                int blocking)
 {
     sr_notify_try_t t = { &sr_ctx.peers[pe], tag, payload, len, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     if (!sr_notify_try(&t)) {
+        if (!blocking) {
+            sr_progress();  /* so that a caller looping on us sees slots come back */
+            return SYMRAIL_ERR_AGAIN;
+        }
         /* The receiver's slots are full: wait for it to consume messages. */
         char what[64];
         snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);

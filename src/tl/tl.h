@@ -152,7 +152,8 @@ typedef struct sr_tl_ops {
     symrail_status_t (*ep_check)(sr_tl_ep_t *ep);
     /* When (sr_time_ns) the peer last showed it is alive: any message,
      * completion or heartbeat from it.  A transport that reports this keeps
-     * it fresh on idle endpoints (a heartbeat every SYMRAIL_HEARTBEAT) and
+     * it fresh on idle endpoints (a heartbeat every SYMRAIL_HEARTBEAT, and
+     * at least four per SYMRAIL_OP_TIMEOUT) and
      * the core calls a peer unresponsive once it is older than
      * SYMRAIL_OP_TIMEOUT.  0: the transport cannot tell (sr_tl_heard_unknown). */
     uint64_t (*ep_heard)(sr_tl_ep_t *ep);

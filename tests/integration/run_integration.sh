@@ -43,6 +43,20 @@ run_case "small heap exhaustion message" 0 'raise SYMRAIL_HEAP_SIZE' \
     env SYMRAIL_HEAP_SIZE=64M "$SYMRUN" -n 2 --timeout 120 "$T/t_heap"
 run_case "notify with 2 slots per sender" 0 '^ok: notify' \
     env SYMRAIL_NOTIFY_SLOTS=2 "$SYMRUN" -n 4 --timeout 120 "$T/t_notify"
+for tl in shm tcp; do
+    run_case "a sender stalls while its receiver does not consume (2 slots, $tl)" 0 \
+        '^ok: notify: a sender stalls' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=1s \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_notify" consume
+    run_case "notify sender waits for a sleeping receiver (2 slots, $tl)" 0 \
+        '^ok: notify sender stalled' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_notify" stall
+    run_case "notify to a receiver that never consumes times out (2 slots, $tl)" 0 \
+        '^ok: notify to a receiver that does not consume times out after 2 slots' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=1s \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_notify" stuck
+done
 run_case "unknown SYMRAIL_ variable warned about" 0 'unknown variable SYMRAIL_BOGUS' \
     env SYMRAIL_BOGUS=1 "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
 run_case "bad SYMRAIL_HEAP_SIZE is a clear init error" nonzero \

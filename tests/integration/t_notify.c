@@ -63,9 +63,69 @@ static int stall_test(int stuck)
     return 0;
 }
 
+/* A receiver that never consumes stalls its sender: with SYMRAIL_NOTIFY_SLOTS
+ * slots per sender and a short SYMRAIL_OP_TIMEOUT, PE 1's send beyond the
+ * slots times out although PE 0 keeps progressing (it waits in
+ * signal_wait_until), and goes through once PE 0 has consumed one message. */
+static int stall_case(void)
+{
+    int me = symrail_my_pe();
+    unsigned long slots = t_env("SYMRAIL_NOTIFY_SLOTS", 0);
+    uint64_t *sig = symrail_calloc(2, sizeof(uint64_t));
+    symrail_notify_t msg;
+    T_ASSERT(slots >= 1 && slots <= 64 && sig != NULL, "needs SYMRAIL_NOTIFY_SLOTS (1..64)");
+    T_CHECK(symrail_barrier_all());
+    if (me == 1) {
+        for (uint32_t i = 0; i < slots; i++)
+            T_CHECK(symrail_notify_send(0, i, &i, sizeof(i)));
+        uint32_t extra = (uint32_t)slots;
+        T_EXPECT(symrail_notify_send(0, extra, &extra, sizeof(extra)), SYMRAIL_ERR_TIMEOUT);
+        /* Tell PE 0 to consume one, then the send must go through. */
+        T_CHECK(symrail_atomic_set(&sig[0], 1, 0));
+        T_CHECK(symrail_notify_send(0, extra, &extra, sizeof(extra)));
+        T_CHECK(symrail_atomic_set(&sig[0], 2, 0));
+    } else if (me == 0) {
+        T_CHECK(symrail_signal_wait_until(&sig[0], SYMRAIL_CMP_GE, 1, NULL));
+        T_CHECK(symrail_notify_poll(&msg));
+        T_ASSERT(msg.src_pe == 1 && msg.tag == 0, "first message wrong (tag %u)", msg.tag);
+        T_CHECK(symrail_signal_wait_until(&sig[0], SYMRAIL_CMP_GE, 2, NULL));
+        for (uint32_t i = 1; i <= slots; i++) {
+            T_CHECK(symrail_notify_wait(5000, &msg));
+            T_ASSERT(msg.src_pe == 1 && msg.tag == i, "message %u has tag %u", i, msg.tag);
+        }
+        T_EXPECT(symrail_notify_poll(&msg), SYMRAIL_ERR_AGAIN);
+    }
+    T_CHECK(symrail_barrier_all());
+    t_pass("notify: a sender stalls while its receiver does not consume");
+    symrail_finalize();
+    return 0;
+}
+
+/* Consumes every message waiting, checking order, tag and payload. */
+static uint64_t drain(uint32_t *next)
+{
+    symrail_notify_t msg;
+    uint64_t got = 0;
+    while (symrail_notify_poll(&msg) == SYMRAIL_OK) {
+        hdr_t h;
+        memcpy(&h, msg.payload, sizeof(h));
+        T_ASSERT(h.src == msg.src_pe, "message claims PE %d, came from %d", h.src, msg.src_pe);
+        T_ASSERT(h.seq == next[msg.src_pe], "from PE %d: seq %u, expected %u (out of order)",
+                 msg.src_pe, h.seq, next[msg.src_pe]);
+        T_ASSERT(msg.tag == 0x100u + h.seq % 7, "tag %u wrong", msg.tag);
+        T_ASSERT(t_verify(msg.payload + sizeof(h), msg.len - sizeof(h), msg.src_pe, h.seq) ==
+                     SIZE_MAX, "payload of seq %u from PE %d corrupt", h.seq, msg.src_pe);
+        next[msg.src_pe]++;
+        got++;
+    }
+    return got;
+}
+
 int main(int argc, char **argv)
 {
     symrail_init();
+    if (argc > 1 && strcmp(argv[1], "consume") == 0)
+        return stall_case();
     if (argc > 1)
         return stall_test(strcmp(argv[1], "stuck") == 0);
     int me = symrail_my_pe(), n = symrail_n_pes();
@@ -79,7 +139,9 @@ int main(int argc, char **argv)
     T_EXPECT(symrail_notify_wait(20, &msg), SYMRAIL_ERR_TIMEOUT);
     T_CHECK(symrail_barrier_all());
 
-    /* Everybody sends to everybody else, interleaved with draining. */
+    /* Everybody sends to everybody else, interleaved with draining: a send
+     * that finds no slot drains first (a blocking send could wait for a PE
+     * that waits for us). */
     uint64_t expected = (uint64_t)(n - 1) * PER_PEER, got = 0;
     for (uint32_t seq = 0; seq < PER_PEER; seq++) {
         for (int k = 1; k < n; k++) {
@@ -88,20 +150,13 @@ int main(int argc, char **argv)
             hdr_t h = { me, seq };
             memcpy(payload, &h, sizeof(h));
             t_fill(payload + sizeof(h), len - sizeof(h), me, seq);
-            T_CHECK(symrail_notify_send(pe, 0x100u + seq % 7, payload, len));
+            symrail_status_t st;
+            while ((st = symrail_notify_trysend(pe, 0x100u + seq % 7, payload, len)) ==
+                   SYMRAIL_ERR_AGAIN)
+                got += drain(next);
+            T_CHECK(st);
         }
-        while (symrail_notify_poll(&msg) == SYMRAIL_OK) {
-            hdr_t h;
-            memcpy(&h, msg.payload, sizeof(h));
-            T_ASSERT(h.src == msg.src_pe, "message claims PE %d, came from %d", h.src, msg.src_pe);
-            T_ASSERT(h.seq == next[msg.src_pe], "from PE %d: seq %u, expected %u (out of order)",
-                     msg.src_pe, h.seq, next[msg.src_pe]);
-            T_ASSERT(msg.tag == 0x100u + h.seq % 7, "tag %u wrong", msg.tag);
-            T_ASSERT(t_verify(msg.payload + sizeof(h), msg.len - sizeof(h), msg.src_pe, h.seq) ==
-                         SIZE_MAX, "payload of seq %u from PE %d corrupt", h.seq, msg.src_pe);
-            next[msg.src_pe]++;
-            got++;
-        }
+        got += drain(next);
     }
     while (got < expected) {
         T_CHECK(symrail_notify_wait(30000, &msg));

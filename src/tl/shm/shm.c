@@ -8,16 +8,20 @@
  */
 #include "config.h"
 #include "tl/tl.h"
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
 #define SR_SHM_MAX_REGIONS 4
 #define SR_SHM_NAME_LEN    200
+#define SR_SHM_NAP_NS      1000000ull  /* sleep limit when a wake-up may be lost */
 
 typedef struct {
     _Alignas(SR_CACHE_LINE) uint32_t seq;      /* bumped to wake sleepers */
@@ -77,6 +81,8 @@ struct sr_tl_ctx {
     uint32_t       nregions;
     int           *senders;       /* local PEs whose rings we drain */
     int            nsenders;
+    uint64_t      *delivered;     /* [n_pes] next slot to hand to the core */
+    int            nap;           /* this wait may miss a wake-up: nap only */
 };
 
 static inline sr_shm_ring_t *sr_shm_ring(sr_shm_hdr_t *hdr, size_t ring_len, int pe)
@@ -90,17 +96,100 @@ static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
     return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
 }
 
-/* A peer may sleep on its doorbell: wake it after our stores are visible.
- * Only the first writer after the sleeper armed pays for the system call; the
- * sleeper re-checks its condition after re-arming, so later writes are seen. */
-static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+/*
+ * Doorbell without a fence per put.
+ *
+ * A sleeper and a writer form a Dekker pair: the sleeper stores `waiters`
+ * and then loads the data it waits for; the writer stores data and then
+ * loads `waiters`.  On x86 (and weaker machines) each side's load may pass
+ * its own earlier store, so both could read the old value: the sleeper goes
+ * to sleep and the writer sees nobody to wake.  The usual cure is a full
+ * fence on both sides, which puts one on every put.
+ *
+ * Instead the fence is moved to the side that is about to sleep anyway: a
+ * sleeper calls membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) after raising
+ * `waiters` and before re-checking its condition.  That call runs a full
+ * barrier on every CPU that runs a thread of a registered process (each PE
+ * registers at init) and a context switch is one too, so for any writer one
+ * of two things holds:
+ *  - its barrier point came before its load of `waiters`: the load then
+ *    sees the raised count (the sleeper's store was ordered before the
+ *    system call) and the writer rings the doorbell; or
+ *  - it came after that load, hence after the data store that precedes the
+ *    load in program order (the compiler barrier below keeps that order):
+ *    the data is visible before membarrier returns, and the sleeper's
+ *    re-check sees it and does not sleep.
+ * Either way no wake-up is lost.  The writer's cost is one plain load of a
+ * line that is written only when somebody goes to sleep.
+ *
+ * Where membarrier is not available (old kernel, seccomp), registration
+ * fails in every process of the node alike, and writers fall back to a full
+ * fence before the load (sr_shm_fence_per_put).
+ *
+ * Only the first writer after the sleeper armed pays for the system call;
+ * the sleeper re-checks its condition after re-arming, so later writes are
+ * seen.
+ */
+#ifndef MEMBARRIER_CMD_GLOBAL_EXPEDITED
+#define MEMBARRIER_CMD_QUERY                        0
+#define MEMBARRIER_CMD_GLOBAL_EXPEDITED             (1 << 1)
+#define MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED    (1 << 2)
+#endif
+
+static int sr_shm_fence_per_put = 1;
+
+static int sr_shm_membarrier(int cmd)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0) &&
-        __atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
+#ifdef SYS_membarrier
+    return (int)syscall(SYS_membarrier, cmd, 0, 0);
+#else
+    (void)cmd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static void sr_shm_membarrier_register(void)
+{
+    int cmds = sr_shm_membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
+        sr_shm_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) {
+        sr_debug("shm: no expedited membarrier (%m): a fence per put instead");
+        __atomic_store_n(&sr_shm_fence_per_put, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&sr_shm_fence_per_put, 0, __ATOMIC_RELAXED);
+}
+
+static void sr_shm_ring_doorbell(sr_shm_hdr_t *hdr)
+{
+    if (__atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
         __atomic_fetch_add(&hdr->seq, 1, __ATOMIC_RELEASE);
         sr_futex_wake_all(&hdr->seq);
     }
+}
+
+/* After our stores to the peer: wake it if it may be asleep. */
+static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+{
+    if (sr_unlikely(__atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED)))
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    else
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* data stores, then the load */
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
+        sr_shm_ring_doorbell(hdr);
+}
+
+/* After a locked read-modify-write, which is a full barrier by itself on
+ * x86; elsewhere the acquire-release RMW is not, so fence as for a store. */
+static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
+        sr_shm_ring_doorbell(hdr);
+#else
+    sr_shm_kick(hdr);
+#endif
 }
 
 static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
@@ -110,6 +199,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
+    sr_shm_membarrier_register();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
         sr_error("SYMRAIL_NOTIFY_SLOTS=%llu is out of range (1 .. 1048576)",
@@ -123,6 +213,9 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->senders = calloc((size_t)params->n_pes, sizeof(int));
     if (ctx->senders == NULL)
         goto err_free;
+    ctx->delivered = calloc((size_t)params->n_pes, sizeof(uint64_t));
+    if (ctx->delivered == NULL)
+        goto err_senders;
     for (int pe = 0; pe < params->n_pes; pe++)
         if (params->is_local[pe])
             ctx->senders[ctx->nsenders++] = pe;
@@ -140,6 +233,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     return SYMRAIL_OK;
 
 err_senders:
+    free(ctx->delivered);
     free(ctx->senders);
 err_free:
     free(ctx);
@@ -160,6 +254,7 @@ static void sr_shm_fini(sr_tl_ctx_t *ctx)
 {
     sr_shm_wireup_done(ctx);
     sr_shm_unmap(ctx->hdr, ctx->ctl_len);
+    free(ctx->delivered);
     free(ctx->senders);
     free(ctx);
 }
@@ -288,7 +383,7 @@ static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, ui
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
-    memcpy(ep->base[region] + roff, src, len);
+    sr_copy(ep->base[region] + roff, src, len);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
 }
@@ -297,7 +392,7 @@ static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
-    memcpy(dst, ep->base[region] + roff, len);
+    sr_copy(dst, ep->base[region] + roff, len);
     return SYMRAIL_OK;
 }
 
@@ -332,8 +427,10 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     }
     if (result_p)
         *result_p = old;
-    if (op != SR_TL_AMO_FETCH)
+    if (op == SR_TL_AMO_SET)
         sr_shm_kick(ep->hdr);
+    else if (op != SR_TL_AMO_FETCH)
+        sr_shm_kick_rmw(ep->hdr);
     return SYMRAIL_OK;
 }
 
@@ -352,12 +449,15 @@ static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *
     slot->tag = tag;
     slot->len = (uint32_t)len;
     if (len)
-        memcpy(slot->payload, payload, len);
+        sr_copy(slot->payload, payload, len);
     __atomic_store_n(&ring->tail, ++ep->tail, __ATOMIC_RELEASE);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
 }
 
+/* Hands every message not yet delivered to the core.  Its slot stays taken
+ * (ring->head does not move) until the core releases it: the sender's
+ * credits are the slots the application has not consumed yet. */
 static int sr_shm_progress(sr_tl_ctx_t *ctx)
 {
     uint32_t nslots = ctx->hdr->nslots;
@@ -365,18 +465,36 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
     for (int i = 0; i < ctx->nsenders; i++) {
         int src = ctx->senders[i];
         sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, src);
-        uint64_t head = ring->head;
+        uint64_t next = ctx->delivered[src];
         uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-        for (; head != tail; head++, count++) {
-            const sr_shm_slot_t *slot = &ring->slots[head % nslots];
+        for (; next != tail; next++, count++) {
+            const sr_shm_slot_t *slot = &ring->slots[next % nslots];
             uint32_t len = slot->len > SYMRAIL_NOTIFY_MAX_PAYLOAD ? SYMRAIL_NOTIFY_MAX_PAYLOAD
                                                                    : slot->len;
+            ctx->delivered[src] = next + 1;
             ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
-            /* Free the slot only after its payload has been copied out. */
-            __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
         }
     }
     return count;
+}
+
+/* The application consumed the oldest message from ep's peer (messages of
+ * one sender are consumed in the order they came): its slot goes back.
+ * Release: the sender may overwrite the slot once it sees the new head, and
+ * the core has copied the payload out before it calls this. */
+static void sr_shm_notify_release(sr_tl_ep_t *ep)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, ep->pe);
+    uint64_t head = ring->head;
+    if (sr_unlikely(head == ctx->delivered[ep->pe])) {
+        sr_error("shm: notify_release from PE %d without a delivered message", ep->pe);
+        return;
+    }
+    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    /* A sender waiting for room may be asleep on its own doorbell. */
+    if (!ep->self)
+        sr_shm_kick(ep->hdr);
 }
 
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
@@ -389,11 +507,17 @@ static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
     __atomic_fetch_add(&ctx->hdr->waiters, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&ctx->hdr->wake_pending, 0, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* The writers' half of the fence (see sr_shm_kick).  Without it a peer
+     * that does not fence per put could be missed: sleep in short naps. */
+    ctx->nap = __atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED) ||
+               sr_shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
     return __atomic_load_n(&ctx->hdr->seq, __ATOMIC_SEQ_CST);
 }
 
 static void sr_shm_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
+    if (ctx->nap && timeout_ns > SR_SHM_NAP_NS)
+        timeout_ns = SR_SHM_NAP_NS;
     sr_futex_wait(&ctx->hdr->seq, token, timeout_ns);
 }
 
@@ -421,7 +545,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .notify       = sr_shm_notify,
     .flush        = sr_tl_flush_nothing,
     .ep_post_end  = sr_tl_ep_nothing,
-    .notify_release = sr_tl_ep_nothing,
+    .notify_release = sr_shm_notify_release,
     .ep_heard     = sr_tl_heard_unknown,
     .progress     = sr_shm_progress,
     .ep_check     = sr_shm_ep_check,

@@ -278,14 +278,12 @@ symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload
     return st;
 }
 
-/* Tells senders how many of their notifications were handed to the core. */
-void sr_tcp_return_credits(sr_tl_ctx_t *ctx)
+/* Tells PE `pe` how many of its notifications the application consumed. */
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe)
 {
     pthread_mutex_lock(&ctx->io_lock);
-    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-        sr_tcp_conn_t *c = ctx->credit_conn[pe];
-        if (ctx->consumed[pe] == ctx->reported[pe] || c == NULL || c->state != SR_TCP_UP)
-            continue;
+    sr_tcp_conn_t *c = ctx->credit_conn[pe];
+    if (ctx->consumed[pe] != ctx->reported[pe] && c != NULL && c->state == SR_TCP_UP) {
         sr_tcp_frame_t f = { .op = SR_TCP_OP_CREDIT, .a = ctx->consumed[pe] };
         int idle = c->tx_head == NULL;
         if (sr_tcp_reply(ctx, c, &f, NULL) == 0) {
@@ -295,6 +293,14 @@ void sr_tcp_return_credits(sr_tl_ctx_t *ctx)
         }
     }
     pthread_mutex_unlock(&ctx->io_lock);
+}
+
+void sr_tcp_notify_release(sr_tl_ep_t *ep)
+{
+    if (ep->self)
+        return;  /* messages to oneself take no credit */
+    ep->ctx->consumed[ep->pe]++;
+    sr_tcp_return_credits(ep->ctx, ep->pe);
 }
 
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)

@@ -84,7 +84,10 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     uint64_t tmo = env->op_timeout;
     ctx->dead_ns = tmo ? tmo * 1000000ull / 8 * 7 : UINT64_MAX;
     ctx->dial_ms = tmo && tmo < 30000 ? tmo : 30000;
+    /* Several heartbeats per timeout, so that one late beat is no silence. */
     ctx->hb_ns = env->heartbeat * 1000000ull;
+    if (tmo && ctx->hb_ns > tmo * 1000000ull / 4)
+        ctx->hb_ns = tmo * 1000000ull / 4;
     ctx->ep_in = ctx->ep_out = -1;
     ctx->wake.fd = -1;
     ctx->wake.kind = SR_TCP_K_WAKE;
@@ -190,11 +193,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
             free(b);
         }
     }
-    while (ctx->mq_head) {
-        sr_tcp_msg_t *m = ctx->mq_head;
-        ctx->mq_head = m->next;
-        free(m);
-    }
+    sr_msgq_clear(&ctx->mq);
     sr_pool_fini(&ctx->ops);
     for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++)
         free(ctx->eps[pe]);
@@ -275,26 +274,19 @@ static int sr_tcp_progress(sr_tl_ctx_t *ctx)
         op = next;
         count++;
     }
-    if (__atomic_load_n(&ctx->mq_head, __ATOMIC_RELAXED) != NULL) {
+    /* A racy peek: a message pushed meanwhile is seen by the next call. */
+    if (__atomic_load_n(&ctx->mq.head, __ATOMIC_RELAXED) != NULL) {
         pthread_mutex_lock(&ctx->mq_lock);
-        sr_tcp_msg_t *m = ctx->mq_head;
-        __atomic_store_n(&ctx->mq_head, NULL, __ATOMIC_RELAXED);
-        ctx->mq_tail = NULL;
+        sr_msgq_t q = ctx->mq;
+        ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
         pthread_mutex_unlock(&ctx->mq_lock);
-        int credits = 0;
-        while (m) {
-            sr_tcp_msg_t *next = m->next;
+        sr_msg_t *m;
+        /* Credits go back when the application consumes (notify_release). */
+        while ((m = sr_msgq_pop(&q)) != NULL) {
             ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
-            if (m->src != ctx->params.my_pe) {
-                ctx->consumed[m->src]++;
-                credits = 1;
-            }
             free(m);
-            m = next;
             count++;
         }
-        if (credits)
-            sr_tcp_return_credits(ctx);
     }
     /* Nothing to do: whoever would give us something to do (our own thread,
      * maybe holding io_lock; peers; softirqs) may be waiting for this CPU.
@@ -353,7 +345,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .notify       = sr_tcp_notify,
     .flush        = sr_tl_flush_nothing,
     .ep_post_end  = sr_tl_ep_nothing,
-    .notify_release = sr_tl_ep_nothing,
+    .notify_release = sr_tcp_notify_release,
     .ep_heard     = sr_tcp_ep_heard,
     .progress     = sr_tcp_progress,
     .ep_check     = sr_tcp_ep_check,

@@ -68,24 +68,11 @@ void *sr_tcp_thread(void *arg)
 void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
                      uint32_t len)
 {
-    sr_tcp_msg_t *m = malloc(sizeof(*m) + len);
-    if (m == NULL) {
-        sr_error("tcp: out of memory: a notification from PE %d is lost", src);
-        return;
-    }
-    m->next = NULL;
-    m->src = src;
-    m->tag = tag;
-    m->len = len;
-    if (len)
-        memcpy(m->payload, payload, len);
     pthread_mutex_lock(&ctx->mq_lock);
-    if (ctx->mq_tail)
-        ctx->mq_tail->next = m;
-    else
-        __atomic_store_n(&ctx->mq_head, m, __ATOMIC_RELAXED);  /* progress() peeks */
-    ctx->mq_tail = m;
+    symrail_status_t st = sr_msgq_push(&ctx->mq, src, tag, payload, len);
     pthread_mutex_unlock(&ctx->mq_lock);
+    if (st != SYMRAIL_OK)
+        sr_error("tcp: out of memory: a notification from PE %d is lost", src);
 }
 
 uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare)

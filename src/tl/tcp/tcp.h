@@ -77,6 +77,7 @@
 #include "tl/tl.h"
 #include "tl/tcp/frame.h"
 #include "util/log.h"
+#include "util/msgq.h"
 #include "util/pool.h"
 #include "util/status.h"
 #include "util/sys.h"
@@ -172,14 +173,6 @@ typedef struct sr_tcp_op {
     char             *copy;     /* abandoned put: its data, copied from the caller */
 } sr_tcp_op_t;
 
-typedef struct sr_tcp_msg {
-    struct sr_tcp_msg *next;
-    int                src;
-    uint32_t           tag;
-    uint32_t           len;
-    unsigned char      payload[];
-} sr_tcp_msg_t;
-
 typedef struct {
     int kind;
     int fd;
@@ -272,7 +265,7 @@ struct sr_tl_ctx {
     int             wake_waiter;    /* applied something a sleeping wait may be for */
 
     pthread_mutex_t mq_lock;        /* notifications the thread hands to progress() */
-    sr_tcp_msg_t   *mq_head, *mq_tail;
+    sr_msgq_t       mq;
     uint8_t        *bye;            /* [n_pes]: the PE finalized (atomic) */
     uint64_t       *heard;          /* [n_pes]: anything arrived from the PE (atomic) */
     uint64_t        hb_ns;          /* heartbeat period; 0: none */
@@ -369,7 +362,8 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
                                uint64_t *result_p, sr_tl_comp_t *comp);
 symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                size_t len);
-void sr_tcp_return_credits(sr_tl_ctx_t *ctx);
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe);
+void sr_tcp_notify_release(sr_tl_ep_t *ep);
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep);
 uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep);
 

@@ -1,0 +1,69 @@
+/*
+ * One copy routine for every transfer between a private buffer and shared or
+ * staging memory.
+ *
+ * glibc's memcpy is fast for most relative alignments, but its speed depends
+ * on (dst - src) modulo the page size and on which path it picks per size
+ * (see sr_copy_large in copy.c).  sr_copy picks its own strategy above a
+ * small threshold so that every relative alignment of a user's malloc'd
+ * buffer and a page-aligned symmetric block runs at the same speed.  Small
+ * copies stay a plain memcpy, which the compiler inlines for constant sizes:
+ * they are the hot path of 8-byte puts.
+ *
+ * The buffers must not overlap.
+ */
+#ifndef SR_UTIL_COPY_H
+#define SR_UTIL_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* At or below this size memcpy's own code for short copies is as good as
+ * anything and costs nothing to choose. */
+#define SR_COPY_SMALL 1024
+
+void sr_copy_large(void *dst, const void *src, size_t len);
+
+/* Up to 16 bytes: two possibly overlapping loads and stores, no call (a
+ * call to memcpy alone costs more instructions than an 8-byte put's share
+ * of the transport). */
+static inline void sr_copy_tiny(void *dst, const void *src, size_t len)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (len >= 8) {
+        uint64_t a, b;
+        __builtin_memcpy(&a, s, 8);
+        __builtin_memcpy(&b, s + len - 8, 8);
+        __builtin_memcpy(d, &a, 8);
+        __builtin_memcpy(d + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        __builtin_memcpy(&a, s, 4);
+        __builtin_memcpy(&b, s + len - 4, 4);
+        __builtin_memcpy(d, &a, 4);
+        __builtin_memcpy(d + len - 4, &b, 4);
+    } else if (len) {
+        /* 1..3 bytes: first, middle and last (some may coincide) */
+        unsigned char a = s[0], m = s[len / 2], z = s[len - 1];
+        d[0] = a;
+        d[len / 2] = m;
+        d[len - 1] = z;
+    }
+}
+
+static inline void sr_copy(void *dst, const void *src, size_t len)
+{
+    if (__builtin_expect(len <= 16, 1))
+        sr_copy_tiny(dst, src, len);
+    else if (__builtin_expect(len <= SR_COPY_SMALL, 1))
+        memcpy(dst, src, len);
+    else
+        sr_copy_large(dst, src, len);
+}
+
+/* Which strategy sr_copy_large uses for len bytes (for tests and tools). */
+const char *sr_copy_strategy(size_t len);
+
+#endif

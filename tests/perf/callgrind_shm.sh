@@ -1,0 +1,54 @@
+#!/bin/sh
+# Instructions per call over shared memory between 2 PEs, counted by
+# callgrind around loops of 10 000 calls: 8-byte put, 8-byte get, fetch_add
+# and quiet, for symrail and for Open MPI's OSHMEM (shmem_putmem, getmem,
+# atomic_fetch_add, quiet), printed as a table with the ratio.
+#   tests/perf/callgrind_shm.sh BUILDDIR
+# Set CG_ANNOTATE=1 to also print symrail's inclusive profile of the put loop.
+set -eu
+build=${1:?usage: callgrind_shm.sh BUILDDIR}
+src=$(cd "$(dirname "$0")" && pwd)
+command -v valgrind >/dev/null 2>&1 || { echo "valgrind is not installed" >&2; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+ops="put get fadd quiet"
+toggles=""
+for op in $ops; do toggles="$toggles --toggle-collect=cg_${op}_loop"; done
+
+count() { # impl outdir: prints "op instructions" for the PE that ran the loops
+    for f in "$2"/cg.*; do
+        callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null
+    done | awk -v ops="$ops" '
+        BEGIN { n = split(ops, o, " ") }
+        { for (i = 1; i <= n; i++) if ($0 ~ ("[:]cg_" o[i] "_loop( |$)")) {
+              v = $1; gsub(",", "", v); if (v + 0 > best[o[i]]) best[o[i]] = v + 0 } }
+        END { for (i = 1; i <= n; i++) print o[i], best[o[i]] + 0 }'
+}
+
+mkdir "$tmp/sr" "$tmp/osh"
+SYMRAIL_HEAP_SIZE=64M "$build/symrun" -n 2 "$build/libtool" --mode=execute valgrind -q --tool=callgrind --collect-atstart=no \
+    $toggles --callgrind-out-file="$tmp/sr/cg.%p" "$build/tests/perf/callgrind_loop"
+count symrail "$tmp/sr" >"$tmp/sr.txt"
+if [ "${CG_ANNOTATE:-0}" = 1 ]; then
+    for f in "$tmp"/sr/cg.*; do callgrind_annotate --inclusive=yes "$f" | head -60; done
+fi
+
+have_osh=0
+if command -v oshcc >/dev/null 2>&1 &&
+   oshcc -O2 -DCG_OSHMEM -o "$tmp/cg_osh" "$src/callgrind_loop.c" 2>"$tmp/oshcc.err"; then
+    have_osh=1
+    OMPI_MCA_osc='^rdma' oshrun --allow-run-as-root --oversubscribe --mca osc '^rdma' -np 2 \
+        valgrind -q --tool=callgrind --collect-atstart=no $toggles \
+        --callgrind-out-file="$tmp/osh/cg.%p" "$tmp/cg_osh" 2>"$tmp/osh.err" ||
+        { cat "$tmp/osh.err" >&2; exit 1; }
+    count oshmem "$tmp/osh" >"$tmp/osh.txt"
+else
+    echo "no usable oshcc (openmpi-bin libopenmpi-dev): symrail only" >&2
+    for op in $ops; do echo "$op 0"; done >"$tmp/osh.txt"
+fi
+
+echo "instructions per call over shm, 2 PEs, 10000 calls each (loop included)"
+printf '%-10s %10s %10s %14s\n' op symrail oshmem symrail/oshmem
+join "$tmp/sr.txt" "$tmp/osh.txt" | awk '{
+    s = $2 / 10000; o = $3 / 10000
+    printf "%-10s %10.1f %10.1f %14s\n", $1, s, o, (o > 0 ? sprintf("%.2f", s / o) : "-") }'
