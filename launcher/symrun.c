@@ -166,6 +166,10 @@ static void sr_symrun_handle_aborts(sr_symrun_job_t *job)
     while (read(job->abort_rfd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
         int code;
 
+        if (rec.kind == SR_SYMRUN_REC_STATE) {
+            sr_symrun_check_waiting(job);
+            continue;
+        }
         if (job->stopping)
             continue;
         rec.msg[sizeof(rec.msg) - 1] = '\0';

@@ -55,9 +55,19 @@ typedef struct {
     bool midline;
 } sr_symrun_stream_t;
 
+/* How far a rank got with PMIx; written by the PMIx thread. */
+enum {
+    SR_SYMRUN_PMIX_NONE,
+    SR_SYMRUN_PMIX_CONNECTED,
+    SR_SYMRUN_PMIX_FINALIZED,
+};
+
 typedef struct {
     pid_t pid; /* 0 until spawned */
     bool running;
+    _Atomic int pmix_state;
+    /* Exited with status 0 without PMIx_Finalize. */
+    bool unfinished;
     sr_symrun_stream_t out;
     sr_symrun_stream_t err;
 } sr_symrun_rank_t;
@@ -65,10 +75,15 @@ typedef struct {
 /* Written by the PMIx progress thread; kept under PIPE_BUF so that each
  * record reaches the pipe whole. */
 typedef struct {
+    uint32_t kind; /* SR_SYMRUN_REC_* */
     uint32_t rank;
     int32_t status;
     char msg[1024];
 } sr_symrun_abort_rec_t;
+
+/* An abort, or only a wake-up: a client connected or finalized. */
+#define SR_SYMRUN_REC_ABORT 0
+#define SR_SYMRUN_REC_STATE 1
 
 _Static_assert(sizeof(sr_symrun_abort_rec_t) <= PIPE_BUF,
                "abort records must be written atomically");
@@ -94,6 +109,7 @@ typedef struct {
     sr_symrun_rank_t *ranks;
     int nspawned;
     int nlive;
+    int nunfinished;
 
     sigset_t orig_mask;
     bool pipe_dfl; /* SIGPIPE was at its default when we started */
@@ -147,6 +163,7 @@ void sr_symrun_stop(sr_symrun_job_t *job, int sig);
 void sr_symrun_kill_all(sr_symrun_job_t *job);
 void sr_symrun_reap(sr_symrun_job_t *job);
 void sr_symrun_reap_strays(void);
+void sr_symrun_check_waiting(sr_symrun_job_t *job);
 
 /* symrun_io.c */
 void sr_symrun_stream_init(sr_symrun_stream_t *s, int dest_fd);

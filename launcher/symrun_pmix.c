@@ -16,6 +16,26 @@
 /* The abort upcall runs on the PMIx thread and gets no context pointer of
  * ours, so the pipe's write end is reachable through this alone. */
 static int sr_symrun_abort_fd = -1;
+static sr_symrun_rank_t *sr_symrun_pmix_ranks;
+static int sr_symrun_pmix_nranks;
+
+/* Runs on the PMIx thread: the rank's state is set before the client is
+ * released, so the main loop sees it no later than the client's exit. */
+static void sr_symrun_pmix_state(const pmix_proc_t *proc, int state)
+{
+    sr_symrun_abort_rec_t rec;
+
+    if (proc == NULL || proc->rank >= (pmix_rank_t)sr_symrun_pmix_nranks)
+        return;
+    sr_symrun_pmix_ranks[proc->rank].pmix_state = state;
+    memset(&rec, 0, sizeof(rec));
+    rec.kind = SR_SYMRUN_REC_STATE;
+    rec.rank = proc->rank;
+    /* A full pipe already holds a wake-up for the main loop. */
+    ssize_t n = write(sr_symrun_abort_fd, &rec, sizeof(rec));
+
+    (void)n;
+}
 
 /* ---- PMIx server ------------------------------------------------------ */
 
@@ -64,8 +84,8 @@ static pmix_status_t sr_symrun_client_connected(const pmix_proc_t *proc,
                                                 pmix_op_cbfunc_t cbfunc,
                                                 void *cbdata)
 {
-    (void)proc;
     (void)server_object;
+    sr_symrun_pmix_state(proc, SR_SYMRUN_PMIX_CONNECTED);
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -76,8 +96,8 @@ static pmix_status_t sr_symrun_client_finalized(const pmix_proc_t *proc,
                                                 pmix_op_cbfunc_t cbfunc,
                                                 void *cbdata)
 {
-    (void)proc;
     (void)server_object;
+    sr_symrun_pmix_state(proc, SR_SYMRUN_PMIX_FINALIZED);
     /* The client blocks in PMIx_Finalize until this is called. */
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
@@ -102,6 +122,7 @@ static pmix_status_t sr_symrun_abort(const pmix_proc_t *proc,
     (void)procs;
     (void)nprocs;
     memset(&rec, 0, sizeof(rec));
+    rec.kind = SR_SYMRUN_REC_ABORT;
     rec.rank = proc != NULL ? proc->rank : PMIX_RANK_UNDEF;
     rec.status = status;
     snprintf(rec.msg, sizeof(rec.msg), "%s", msg != NULL ? msg : "");
@@ -145,6 +166,8 @@ int sr_symrun_server_start(sr_symrun_job_t *job)
     pmix_info_t info[2];
     pmix_status_t rc;
 
+    sr_symrun_pmix_ranks = job->ranks;
+    sr_symrun_pmix_nranks = job->args.nranks;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     rc = PMIx_server_init(&sr_symrun_module, info, 2);

@@ -206,6 +206,18 @@ void sr_symrun_kill_all(sr_symrun_job_t *job)
     }
 }
 
+/* When a rank fails (often in init, timed out waiting for the others),
+ * the ranks that never reached PMIx are the likely cause: name them. */
+static void sr_symrun_name_absent(sr_symrun_job_t *job)
+{
+    for (int r = 0; r < job->nspawned; r++) {
+        if (job->ranks[r].running &&
+            job->ranks[r].pmix_state == SR_SYMRUN_PMIX_NONE)
+            fprintf(stderr, "symrun: rank %d (pid %ld) had not started PMIx "
+                    "(symrail_init)\n", r, (long)job->ranks[r].pid);
+    }
+}
+
 static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
 {
     sr_symrun_rank_t *rank = &job->ranks[r];
@@ -222,10 +234,16 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
     /* Once stopping, deaths are consequences of our own signals. */
     if (job->stopping)
         return;
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+        rank->pmix_state != SR_SYMRUN_PMIX_FINALIZED) {
+        rank->unfinished = true;
+        job->nunfinished++;
+        sr_symrun_check_waiting(job);
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         fprintf(stderr, "symrun: rank %d (pid %ld) exited with status %d\n", r,
                 (long)rank->pid, WEXITSTATUS(status));
         sr_symrun_decide(job, WEXITSTATUS(status));
+        sr_symrun_name_absent(job);
         sr_symrun_stop(job, SIGTERM);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
@@ -234,8 +252,38 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
                 r, (long)rank->pid, sig, sr_symrun_signame(sig, name,
                                                             sizeof(name)));
         sr_symrun_decide(job, 128 + sig);
+        sr_symrun_name_absent(job);
         sr_symrun_stop(job, SIGTERM);
     }
+}
+
+/*
+ * A rank that ended with status 0 but without PMIx_Finalize (it never
+ * started PMIx, or left without finalizing) while others are connected
+ * leaves them in a fence or barrier that cannot complete. Programs that
+ * use no PMIx at all connect nothing and are left alone.
+ */
+void sr_symrun_check_waiting(sr_symrun_job_t *job)
+{
+    int nwaiting = 0;
+
+    if (job->stopping || job->nunfinished == 0)
+        return;
+    for (int r = 0; r < job->nspawned; r++) {
+        if (job->ranks[r].running &&
+            job->ranks[r].pmix_state == SR_SYMRUN_PMIX_CONNECTED)
+            nwaiting++;
+    }
+    if (nwaiting == 0)
+        return;
+    for (int r = 0; r < job->nspawned; r++) {
+        if (job->ranks[r].unfinished)
+            fprintf(stderr, "symrun: rank %d (pid %ld) exited with status 0 "
+                    "without PMIx_Finalize while other ranks wait for it\n",
+                    r, (long)job->ranks[r].pid);
+    }
+    sr_symrun_decide(job, SR_SYMRUN_EXIT_INTERNAL);
+    sr_symrun_stop(job, SIGTERM);
 }
 
 /* As a subreaper we also collect descendants orphaned by their rank, so

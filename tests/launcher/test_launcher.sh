@@ -368,6 +368,44 @@ else
     echo "SKIP: $CASE: env --default-signal not available"
 fi
 
+# ---- ranks that never arrive ------------------------------------------------
+
+# Rank 1 exits with status 0 without ever starting PMIx while the others
+# wait for it in the fence: symrun must end the job at once, naming it.
+# (--timeout only bounds the test should symrun not notice.)
+run early_exit -n 3 --timeout 30 sh -c '[ "$PMIX_RANK" = 1 ] && exit 0; exec "$0"' "$BIN/rank_ok"
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then
+    pass "$CASE: job failed"
+else
+    fail "$CASE: job failed" "got $RC; stderr: $(first_line "$ERR")"
+fi
+check_msg '^symrun: rank 1 \(pid [0-9]+\) exited with status 0 without PMIx_Finalize while other ranks wait for it$'
+check_fast 10000
+check_nothing_left
+check_tmp_clean
+
+# Rank 1 stays alive but never starts symrail: the others' init must end
+# within SYMRAIL_OP_TIMEOUT, and symrun then stops rank 1.
+HELLO=${top_builddir:-.}/examples/hello
+if [ -x "$HELLO" ]; then
+    ln -sf "$(cd "$(dirname "$HELLO")" && pwd)/hello" "$BIN/hello"
+    run init_timeout -n 3 --timeout 30 -x SYMRAIL_OP_TIMEOUT=2s \
+        sh -c '[ "$PMIX_RANK" = 1 ] && exec sleep 60; exec "$0"' "$BIN/hello"
+    if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then
+        pass "$CASE: job failed"
+    else
+        fail "$CASE: job failed" "got $RC; stderr: $(first_line "$ERR")"
+    fi
+    check_msg "SYMRAIL_OP_TIMEOUT"
+    check_msg "^symrun: rank 1 \\(pid [0-9]+\\) had not started PMIx"
+    if [ "$ELAPSED_MS" -ge 1500 ]; then pass "$CASE: not before the timeout"; else fail "$CASE: not before the timeout" "took ${ELAPSED_MS} ms"; fi
+    check_fast 10000
+    check_nothing_left
+    check_tmp_clean
+else
+    echo "SKIP: init_timeout: $HELLO not built"
+fi
+
 # ---- command line ---------------------------------------------------------
 
 # bad_args NAME NEEDLE ARGS...: exit 2, an error naming NEEDLE, a usage line.
