@@ -466,5 +466,9 @@ err_env:
     sr_symrun_env_free(job.base_env);
 err_args:
     sr_symrun_args_fini(&job.args);
+    if (job.server_stuck) {
+        fflush(NULL);
+        _exit(code);
+    }
     return code;
 }

@@ -32,6 +32,8 @@
 #define SR_SYMRUN_DRAIN_MS 500L
 /* How long to wait for killed stray descendants to be reapable. */
 #define SR_SYMRUN_STRAY_MS 2000L
+/* How long PMIx_server_finalize may take. */
+#define SR_SYMRUN_FINALIZE_MS 2000L
 /* A line longer than this is forwarded in pieces, so one chatty rank cannot
  * make the launcher buffer without bound. */
 #define SR_SYMRUN_LINE_MAX (64 * 1024)
@@ -66,7 +68,7 @@ typedef struct {
     pid_t pid; /* 0 until spawned */
     bool running;
     _Atomic int pmix_state;
-    /* Exited with status 0 without PMIx_Finalize. */
+    /* Exited with status 0 without ever connecting to PMIx. */
     bool unfinished;
     sr_symrun_stream_t out;
     sr_symrun_stream_t err;
@@ -103,6 +105,7 @@ typedef struct {
     char tmpdir[PATH_MAX];
     bool tmpdir_made;
     bool server_up;
+    bool server_stuck; /* PMIx_server_finalize never returned */
     pmix_nspace_t nspace;
     char hostname[256];
 

@@ -8,7 +8,9 @@
 #include "symrun.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -324,12 +326,57 @@ int sr_symrun_abort_pipe_setup(sr_symrun_job_t *job)
     return 0;
 }
 
+static void *sr_symrun_finalize_thread(void *arg)
+{
+    sr_symrun_wait_t *w = arg;
+
+    PMIx_server_finalize();
+    sr_symrun_op_cb(PMIX_SUCCESS, w);
+    return NULL;
+}
+
+/*
+ * OpenPMIx 4.2 can leave a lock held when a client dies in the middle of
+ * its connection handshake (a rank stopped by a signal just as it starts),
+ * and PMIx_server_finalize then blocks for good. Finalize is bounded, so
+ * that such a job still ends; the caller must then leave with _exit,
+ * since the library's exit handlers would block the same way.
+ */
 void sr_symrun_server_stop(sr_symrun_job_t *job)
 {
+    sr_symrun_wait_t *w;
+    struct timespec deadline;
+    pthread_t tid;
+    int e = 0;
+
     if (!job->server_up)
         return;
-    PMIx_server_finalize();
     job->server_up = false;
+    /* On the heap: a stuck thread may still complete it after we left. */
+    w = malloc(sizeof(*w));
+    if (w != NULL)
+        sr_symrun_wait_init(w);
+    if (w == NULL || pthread_create(&tid, NULL, sr_symrun_finalize_thread, w) != 0) {
+        free(w);
+        PMIx_server_finalize();
+        return;
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += SR_SYMRUN_FINALIZE_MS / 1000;
+    pthread_mutex_lock(&w->lock);
+    while (!w->done && e == 0)
+        e = pthread_cond_timedwait(&w->cond, &w->lock, &deadline);
+    bool done = w->done;
+    pthread_mutex_unlock(&w->lock);
+    if (!done) {
+        fprintf(stderr, "symrun: warning: the PMIx server did not shut down "
+                "within %ld ms; leaving without it\n", SR_SYMRUN_FINALIZE_MS);
+        job->server_stuck = true;
+        return;
+    }
+    pthread_join(tid, NULL);
+    sr_symrun_wait_fini(w);
+    free(w);
 }
 
 

@@ -235,7 +235,7 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
     if (job->stopping)
         return;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-        rank->pmix_state != SR_SYMRUN_PMIX_FINALIZED) {
+        rank->pmix_state == SR_SYMRUN_PMIX_NONE) {
         rank->unfinished = true;
         job->nunfinished++;
         sr_symrun_check_waiting(job);
@@ -258,10 +258,10 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
 }
 
 /*
- * A rank that ended with status 0 but without PMIx_Finalize (it never
- * started PMIx, or left without finalizing) while others are connected
- * leaves them in a fence or barrier that cannot complete. Programs that
- * use no PMIx at all connect nothing and are left alone.
+ * A rank that ended with status 0 without ever starting PMIx, while
+ * others are connected, leaves them in the fence of init for good.
+ * Programs that use no PMIx at all connect nothing and are left alone; a
+ * rank that leaves after init is the library's to detect (peer gone).
  */
 void sr_symrun_check_waiting(sr_symrun_job_t *job)
 {
@@ -279,7 +279,8 @@ void sr_symrun_check_waiting(sr_symrun_job_t *job)
     for (int r = 0; r < job->nspawned; r++) {
         if (job->ranks[r].unfinished)
             fprintf(stderr, "symrun: rank %d (pid %ld) exited with status 0 "
-                    "without PMIx_Finalize while other ranks wait for it\n",
+                    "without starting PMIx (symrail_init) while other ranks "
+                    "wait for it\n",
                     r, (long)job->ranks[r].pid);
     }
     sr_symrun_decide(job, SR_SYMRUN_EXIT_INTERNAL);
@@ -391,9 +392,13 @@ void sr_symrun_handle_signals(sr_symrun_job_t *job)
             sr_symrun_decide(job, 128 + sig);
             continue;
         }
-        fprintf(stderr, "symrun: received %s; stopping %d rank%s\n",
-                sr_symrun_signame(sig, name, sizeof(name)), job->nlive,
-                job->nlive == 1 ? "" : "s");
+        if (job->nspawned == 0)
+            fprintf(stderr, "symrun: received %s before any rank started; "
+                    "starting none\n", sr_symrun_signame(sig, name, sizeof(name)));
+        else
+            fprintf(stderr, "symrun: received %s; stopping %d rank%s\n",
+                    sr_symrun_signame(sig, name, sizeof(name)), job->nlive,
+                    job->nlive == 1 ? "" : "s");
         sr_symrun_decide(job, 128 + sig);
         sr_symrun_stop(job, sig);
     }

@@ -328,6 +328,36 @@ else
     wait "$spid"
 fi
 
+# SIGHUP at many points of the start-up: whenever it arrives, the job
+# must end with every rank gone. A rank stopped in the middle of its PMIx
+# handshake once left the PMIx server unable to shut down, and symrun hung.
+new_case sighup_race
+bad=""
+for ((k = 0; k < 60; k++)); do
+    d=$(printf '0.%03d' $(((k % 30) * 3)))
+    TMPDIR=$CASE_TMP "$SYMRUN" -n 4 "$BIN/rank_hang" >>"$OUT" 2>"$ERR.$k" </dev/null &
+    spid=$!
+    sleep "$d"
+    kill -HUP "$spid"
+    for ((i = 0; i < 120; i++)); do
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$spid" 2>/dev/null; then
+        bad="$bad delay $d: symrun still running ($(tr '\n' ';' <"$ERR.$k"));"
+        kill -KILL "$spid" 2>/dev/null
+    fi
+    wait "$spid" 2>/dev/null
+    left=$(leftover_pids "$OUT")
+    if [ -n "$left" ]; then
+        bad="$bad delay $d: ranks left:$left;"
+        kill -KILL $left 2>/dev/null
+    fi
+    [ -n "$bad" ] && break
+done
+if [ -z "$bad" ]; then pass "$CASE: job ended, no rank left"; else fail "$CASE: job ended, no rank left" "$bad"; fi
+check_tmp_clean
+
 # SIGINT, with rank 0 finishing early: while the job still runs, rank 0
 # must have been reaped, not left as a zombie. A background job of a
 # script starts with SIGINT ignored, which symrun honours, hence env.
@@ -379,7 +409,7 @@ if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then
 else
     fail "$CASE: job failed" "got $RC; stderr: $(first_line "$ERR")"
 fi
-check_msg '^symrun: rank 1 \(pid [0-9]+\) exited with status 0 without PMIx_Finalize while other ranks wait for it$'
+check_msg '^symrun: rank 1 \(pid [0-9]+\) exited with status 0 without starting PMIx \(symrail_init\) while other ranks wait for it$'
 check_fast 10000
 check_nothing_left
 check_tmp_clean
