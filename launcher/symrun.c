@@ -27,6 +27,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <limits.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,36 +111,13 @@ static int sr_symrun_rm_entry(const char *path, const struct stat *st,
     return 0;
 }
 
-static int sr_symrun_tmpdir_make(sr_symrun_job_t *job)
-{
-    const char *base = getenv("TMPDIR");
-    int n;
-
-    if (base == NULL || base[0] == '\0')
-        base = "/tmp";
-    n = snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/symrun.XXXXXX", base);
-    if (n < 0 || (size_t)n >= sizeof(job->tmpdir)) {
-        fprintf(stderr, "symrun: TMPDIR is too long\n");
-        return -1;
-    }
-    /* mkdtemp creates it 0700, which keeps PMIx's rendezvous and
-     * shared-memory files away from other users. */
-    if (mkdtemp(job->tmpdir) == NULL) {
-        fprintf(stderr, "symrun: cannot create a directory in %s: %s\n", base,
-                strerror(errno));
-        return -1;
-    }
-    job->tmpdir_made = true;
-    return 0;
-}
-
 /* symrail PEs name their shared-memory objects /symrail-<nspace>-...; they
  * unlink them once every local peer has attached, but a rank killed during
  * start-up cannot.  Every rank is gone by now, so whatever is left is stale. */
-static void sr_symrun_shm_remove(sr_symrun_job_t *job)
+static void sr_symrun_shm_remove(const char *nspace)
 {
     char prefix[PMIX_MAX_NSLEN + 16];
-    int len = snprintf(prefix, sizeof(prefix), "symrail-%s-", job->nspace);
+    int len = snprintf(prefix, sizeof(prefix), "symrail-%s-", nspace);
     DIR *d = opendir("/dev/shm");
     if (d == NULL)
         return;
@@ -147,6 +126,94 @@ static void sr_symrun_shm_remove(sr_symrun_job_t *job)
             fprintf(stderr, "symrun: warning: cannot remove /dev/shm/%s: %s\n", e->d_name,
                     strerror(errno));
     closedir(d);
+}
+
+/* The pid of the launcher that owns dir/name, or 0 if it cannot be told. */
+static pid_t sr_symrun_tmpdir_owner(int dfd, const char *name)
+{
+    char path[NAME_MAX + 32], buf[32];
+    ssize_t n;
+    long pid;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/" SR_SYMRUN_PID_FILE, name);
+    fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    pid = strtol(buf, NULL, 10);
+    return pid > 0 && pid <= INT_MAX ? (pid_t)pid : 0;
+}
+
+/*
+ * A launcher killed with SIGKILL leaves its private directory (and maybe
+ * shared-memory objects of its job) behind. Removed here: only this user's
+ * directories, and only those whose recorded launcher no longer exists; a
+ * directory without a pid may be one another launcher is just creating.
+ */
+static void sr_symrun_stale_remove(const char *base)
+{
+    DIR *d = opendir(base);
+    uid_t me = geteuid();
+
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[PATH_MAX], nspace[PMIX_MAX_NSLEN + 1];
+        struct stat st;
+        pid_t owner;
+
+        if (strncmp(e->d_name, "symrun.", 7) != 0 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != me)
+            continue;
+        owner = sr_symrun_tmpdir_owner(dirfd(d), e->d_name);
+        if (owner == 0 || kill(owner, 0) == 0 || errno != ESRCH)
+            continue;
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, e->d_name) >= sizeof(path))
+            continue;
+        nftw(path, sr_symrun_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        snprintf(nspace, sizeof(nspace), "symrun-%ld", (long)owner);
+        sr_symrun_shm_remove(nspace);
+    }
+    closedir(d);
+}
+
+static int sr_symrun_tmpdir_make(sr_symrun_job_t *job)
+{
+    const char *base = getenv("TMPDIR");
+    char path[PATH_MAX + 32], pid[24];
+    int n, fd;
+
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    n = snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/symrun.XXXXXX", base);
+    if (n < 0 || (size_t)n >= sizeof(job->tmpdir)) {
+        fprintf(stderr, "symrun: TMPDIR is too long\n");
+        return -1;
+    }
+    sr_symrun_stale_remove(base);
+    /* mkdtemp creates it 0700, which keeps PMIx's rendezvous and
+     * shared-memory files away from other users. */
+    if (mkdtemp(job->tmpdir) == NULL) {
+        fprintf(stderr, "symrun: cannot create a directory in %s: %s\n", base,
+                strerror(errno));
+        return -1;
+    }
+    job->tmpdir_made = true;
+    /* For the next launcher, should this one be killed. */
+    snprintf(path, sizeof(path), "%s/" SR_SYMRUN_PID_FILE, job->tmpdir);
+    n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, pid, (size_t)n) != n)
+        fprintf(stderr, "symrun: warning: cannot write %s: %s\n", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return 0;
 }
 
 static void sr_symrun_tmpdir_remove(sr_symrun_job_t *job)
@@ -447,7 +514,7 @@ int main(int argc, char **argv)
     sr_symrun_reap_strays();
     sr_symrun_decide(&job, 0);
     code = job.exit_code;
-    sr_symrun_shm_remove(&job);
+    sr_symrun_shm_remove(job.nspace);
 
 err_server:
     sr_symrun_server_stop(&job);

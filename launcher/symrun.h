@@ -32,6 +32,9 @@
 #define SR_SYMRUN_DRAIN_MS 500L
 /* How long to wait for killed stray descendants to be reapable. */
 #define SR_SYMRUN_STRAY_MS 2000L
+/* In the private directory: the launcher's pid, for stale-directory
+ * cleanup. */
+#define SR_SYMRUN_PID_FILE "launcher.pid"
 /* How long PMIx_server_finalize may take. */
 #define SR_SYMRUN_FINALIZE_MS 2000L
 /* A line longer than this is forwarded in pieces, so one chatty rank cannot

@@ -10,9 +10,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -68,6 +68,77 @@ int sr_symrun_raise_fd_limit(int nranks)
 /* ---- children ---------------------------------------------------------- */
 
 /*
+ * fork and exec rather than posix_spawn, for PR_SET_PDEATHSIG: a rank must
+ * not outlive a launcher killed with SIGKILL, which can clean nothing up.
+ * The child may only make async-signal-safe calls (the PMIx threads
+ * exist). Returns 0, an errno value from execve (the program could not be
+ * executed), or minus an errno value for any other failure.
+ */
+static int sr_symrun_fork_exec(sr_symrun_job_t *job, int out_w, int err_w,
+                               char **env, pid_t *pid_p)
+{
+    pid_t parent = getpid();
+    int rep[2];
+    pid_t pid;
+    ssize_t n;
+    int e;
+
+    if (pipe2(rep, O_CLOEXEC) != 0)
+        return -errno;
+    pid = fork();
+    if (pid < 0) {
+        e = errno;
+        close(rep[0]);
+        close(rep[1]);
+        return -e;
+    }
+    if (pid == 0) {
+        struct sigaction dfl;
+        int fd = open("/dev/null", O_RDONLY);
+
+        if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 ||
+            dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
+            goto child_fail;
+        if (fd > STDERR_FILENO)
+            close(fd);
+        /* Own process group, so that stopping a rank reaches whatever it
+         * started. */
+        if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+            goto child_fail;
+        /* The launcher may have died before the death signal was armed. */
+        if (getppid() != parent)
+            _exit(SR_SYMRUN_EXIT_INTERNAL);
+        /* The launcher's blocked signals and ignored SIGPIPE are its own
+         * business and must not leak into the program. */
+        if (job->pipe_dfl) {
+            memset(&dfl, 0, sizeof(dfl));
+            dfl.sa_handler = SIG_DFL;
+            sigaction(SIGPIPE, &dfl, NULL);
+        }
+        sigprocmask(SIG_SETMASK, &job->orig_mask, NULL);
+        execve(job->prog_path, job->args.prog_argv, env);
+child_fail:
+        e = errno;
+        n = write(rep[1], &e, sizeof(e));
+        (void)n;
+        _exit(SR_SYMRUN_EXIT_NOEXEC);
+    }
+    close(rep[1]);
+    /* End of file: the exec happened (the pipe is close-on-exec). */
+    do {
+        n = read(rep[0], &e, sizeof(e));
+    } while (n < 0 && errno == EINTR);
+    close(rep[0]);
+    if (n == (ssize_t)sizeof(e)) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return e != 0 ? e : EINVAL;
+    }
+    *pid_p = pid;
+    return 0;
+}
+
+/*
  * Starts rank r. Returns 0, or an errno value from posix_spawn (the
  * program could not be executed), or -1 after printing a message for any
  * other failure.
@@ -75,9 +146,6 @@ int sr_symrun_raise_fd_limit(int nranks)
 int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
 {
     sr_symrun_rank_t *rank = &job->ranks[r];
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t dfl;
     pmix_proc_t proc;
     sr_symrun_wait_t w;
     pmix_status_t rc;
@@ -119,37 +187,13 @@ int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
         goto err_pipe_err;
     }
 
-    e = posix_spawn_file_actions_init(&fa);
-    if (e != 0)
-        goto err_fa;
-    if ((e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-                                              O_RDONLY, 0)) != 0 ||
-        (e = posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO)) != 0 ||
-        (e = posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO)) != 0)
-        goto err_attr;
-
-    e = posix_spawnattr_init(&attr);
-    if (e != 0)
-        goto err_attr;
-    /* Own process group, so that stopping a rank reaches whatever it
-     * started; the launcher's blocked signals and ignored SIGPIPE are its
-     * own business and must not leak into the program. */
-    sigemptyset(&dfl);
-    if (job->pipe_dfl)
-        sigaddset(&dfl, SIGPIPE);
-    if ((e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-                                                 POSIX_SPAWN_SETSIGMASK |
-                                                 POSIX_SPAWN_SETSIGDEF)) != 0 ||
-        (e = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||
-        (e = posix_spawnattr_setsigmask(&attr, &job->orig_mask)) != 0 ||
-        (e = posix_spawnattr_setsigdefault(&attr, &dfl)) != 0)
-        goto err_spawn;
-
-    e = posix_spawn(&rank->pid, job->prog_path, &fa, &attr,
-                    job->args.prog_argv, env);
+    e = sr_symrun_fork_exec(job, out[1], err[1], env, &rank->pid);
     if (e != 0) {
         rank->pid = 0;
-        ret = e;
+        if (e > 0)
+            ret = e;
+        else
+            e = -e;
         goto err_spawn;
     }
     rank->running = true;
@@ -162,16 +206,10 @@ int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
     rank->err.fd = err[0];
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
     sr_symrun_env_free(env);
     return 0;
 
 err_spawn:
-    posix_spawnattr_destroy(&attr);
-err_attr:
-    posix_spawn_file_actions_destroy(&fa);
-err_fa:
     close(err[0]);
     close(err[1]);
 err_pipe_err:

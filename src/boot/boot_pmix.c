@@ -44,6 +44,32 @@ static symrail_status_t sr_boot_status(pmix_status_t rc)
     }
 }
 
+/* Set before our own PMIx_Finalize, which closes the connection too. */
+static volatile int sr_boot_leaving;
+
+/*
+ * Runs on the PMIx thread when the connection to the local PMIx server
+ * breaks. The server is the launcher (symrun, an mpirun daemon,
+ * slurmstepd), so the job is over: nobody is left to tell, and a PE spinning
+ * in a barrier would otherwise run on for good with parent 1. This is the
+ * one place outside the API layer that ends a process, because no call of
+ * the application's is guaranteed to come.
+ */
+static void sr_boot_lost(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                         pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                         size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                         void *cbdata)
+{
+    (void)id; (void)source; (void)info; (void)ninfo; (void)results; (void)nresults;
+    if (!sr_boot_leaving) {
+        sr_error("lost the connection to the PMIx server (%s): the launcher is gone; exiting",
+                 PMIx_Error_string(status));
+        _exit(1);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
 /* PMIx clients find their server through variables the launcher sets. */
 static int sr_boot_launched(void)
 {
@@ -156,6 +182,10 @@ symrail_status_t sr_boot_init(sr_boot_t **boot_p)
     }
     boot->pmix_up = 1;
     boot->timeout_s = sr_boot_timeout_s();
+    pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH};
+    rc = PMIx_Register_event_handler(codes, 2, NULL, 0, sr_boot_lost, NULL, NULL);
+    if (rc < 0)
+        sr_warn("cannot watch the connection to the PMIx server: %s", PMIx_Error_string(rc));
     boot->info.rank = (int)boot->myproc.rank;
     snprintf(boot->info.job, sizeof(boot->info.job), "%s", boot->myproc.nspace);
     sr_log_set_pe(boot->info.rank);
@@ -168,6 +198,7 @@ symrail_status_t sr_boot_init(sr_boot_t **boot_p)
     return SYMRAIL_OK;
 
 err_fini:
+    sr_boot_leaving = 1;
     PMIx_Finalize(NULL, 0);
 err_free:
     free(boot->info.is_local);
@@ -307,6 +338,7 @@ void sr_boot_fini(sr_boot_t *boot)
     if (boot == NULL)
         return;
     if (boot->pmix_up) {
+        sr_boot_leaving = 1;
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS)
             sr_warn("PMIx_Finalize failed: %s", PMIx_Error_string(rc));

@@ -27,7 +27,7 @@ export LC_ALL=C
 
 SYMRUN=${SYMRUN:-./symrun}
 LAUNCHER_TEST_BIN=${LAUNCHER_TEST_BIN:-tests/launcher}
-PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang"
+PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang rank_symhang"
 # Far below the ranks' own sleeps (60 s and more).
 FAST_MS=15000
 
@@ -435,6 +435,73 @@ if [ -x "$HELLO" ]; then
 else
     echo "SKIP: init_timeout: $HELLO not built"
 fi
+
+# ---- the launcher killed -----------------------------------------------------
+
+# wait_gone PIDS...: waits (up to 5 s) until none of PIDS is a test program.
+wait_gone() {
+    local i p comm alive
+    for ((i = 0; i < 100; i++)); do
+        alive=""
+        for p in "$@"; do
+            comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+            case "$comm" in rank_*) alive="$alive $p" ;; esac
+        done
+        [ -z "$alive" ] && return 0
+        sleep 0.05
+    done
+    echo "$alive"
+    return 1
+}
+
+# kill_launcher NAME ARGS...: starts symrun with ARGS, kills it with SIGKILL
+# once 2 ranks reported, and checks that the ranks end by themselves.
+kill_launcher() {
+    local name=$1 left
+    shift
+    new_case "$name"
+    TMPDIR=$CASE_TMP "$SYMRUN" "$@" >"$OUT" 2>"$ERR" </dev/null &
+    spid=$!
+    if wait_started 2; then
+        pass "$CASE: ranks started"
+        kill -KILL "$spid"
+        wait "$spid" 2>/dev/null
+        if left=$(wait_gone $(job_pids "$OUT")); then
+            pass "$CASE: ranks exited after their launcher"
+        else
+            fail "$CASE: ranks exited after their launcher" "still there:$left"
+            kill -KILL $left 2>/dev/null
+        fi
+    else
+        fail "$CASE: ranks started" "$(job_pids "$OUT" | wc -l) of 2 pids reported"
+        kill -KILL "$spid" 2>/dev/null
+        wait "$spid" 2>/dev/null
+    fi
+}
+# The ranks themselves: the launcher's death signal.
+kill_launcher killed_direct -n 2 "$BIN/rank_hang"
+KILLED_TMP=$CASE_TMP
+# A PE started by a rank gets no death signal: it notices the lost PMIx
+# connection (its message has nowhere to go: the launcher read its output).
+kill_launcher killed_grandchild -n 2 sh -c '"$0" & wait' "$BIN/rank_symhang"
+
+# The next symrun removes private directories of dead launchers of this
+# user, and keeps one whose launcher lives.
+new_case stale_dir
+mv "$KILLED_TMP"/symrun.* "$CASE_TMP"/ 2>/dev/null
+mv "$WORK"/tmp.killed_grandchild/symrun.* "$CASE_TMP"/ 2>/dev/null
+nstale=$(ls -d "$CASE_TMP"/symrun.* 2>/dev/null | wc -l)
+mkdir "$CASE_TMP/symrun.alive" && echo $$ >"$CASE_TMP/symrun.alive/launcher.pid"
+TMPDIR=$CASE_TMP "$SYMRUN" -n 1 true >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+check_rc 0
+rest=$(ls -A "$CASE_TMP")
+if [ "$nstale" -ge 1 ] && [ "$rest" = symrun.alive ]; then
+    pass "$CASE: stale directories removed, live one kept"
+else
+    fail "$CASE: stale directories removed, live one kept" "$nstale stale before; left: $rest"
+fi
+rm -rf "$CASE_TMP/symrun.alive"
 
 # ---- command line ---------------------------------------------------------
 
