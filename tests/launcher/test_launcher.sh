@@ -353,6 +353,9 @@ for ((k = 0; k < 60; k++)); do
         bad="$bad delay $d: ranks left:$left;"
         kill -KILL $left 2>/dev/null
     fi
+    if grep -q 'stopping 0 ranks' "$ERR.$k"; then
+        bad="$bad delay $d: $(tr '\n' ';' <"$ERR.$k");"
+    fi
     [ -n "$bad" ] && break
 done
 if [ -z "$bad" ]; then pass "$CASE: job ended, no rank left"; else fail "$CASE: job ended, no rank left" "$bad"; fi
