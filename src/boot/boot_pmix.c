@@ -1,5 +1,6 @@
 #include "config.h"
 #include "boot.h"
+#include "util/env.h"
 #include "util/log.h"
 
 #include <pmix.h>
@@ -14,7 +15,22 @@ struct sr_boot {
     sr_boot_info_t info;
     pmix_proc_t    myproc;
     int            pmix_up;
+    int            timeout_s;   /* PMIX_TIMEOUT for fences; 0: none */
 };
+
+/* A PE that never reaches init (it exited early, or hangs before it) would
+ * keep the others in the fence for good; SYMRAIL_OP_TIMEOUT bounds it.
+ * PMIx counts in whole seconds. */
+static int sr_boot_timeout_s(void)
+{
+    const char *s = getenv("SYMRAIL_OP_TIMEOUT");
+    uint64_t ms;
+    if (s == NULL || *s == '\0' || sr_env_parse_time_ms(s, &ms) != SYMRAIL_OK)
+        s = "60s";
+    if (sr_env_parse_time_ms(s, &ms) != SYMRAIL_OK || ms == 0)
+        return 0;
+    return ms >= 1000ull * 86400 ? 86400 : (int)((ms + 999) / 1000);
+}
 
 static symrail_status_t sr_boot_status(pmix_status_t rc)
 {
@@ -26,6 +42,32 @@ static symrail_status_t sr_boot_status(pmix_status_t rc)
     case PMIX_ERR_LOST_CONNECTION: return SYMRAIL_ERR_PEER_GONE;
     default:                      return SYMRAIL_ERR_BOOT;
     }
+}
+
+/* Set before our own PMIx_Finalize, which closes the connection too. */
+static volatile int sr_boot_leaving;
+
+/*
+ * Runs on the PMIx thread when the connection to the local PMIx server
+ * breaks. The server is the launcher (symrun, an mpirun daemon,
+ * slurmstepd), so the job is over: nobody is left to tell, and a PE spinning
+ * in a barrier would otherwise run on for good with parent 1. This is the
+ * one place outside the API layer that ends a process, because no call of
+ * the application's is guaranteed to come.
+ */
+static void sr_boot_lost(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                         pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                         size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                         void *cbdata)
+{
+    (void)id; (void)source; (void)info; (void)ninfo; (void)results; (void)nresults;
+    if (!sr_boot_leaving) {
+        sr_error("lost the connection to the PMIx server (%s): the launcher is gone; exiting",
+                 PMIx_Error_string(status));
+        _exit(1);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
 /* PMIx clients find their server through variables the launcher sets. */
@@ -139,6 +181,11 @@ symrail_status_t sr_boot_init(sr_boot_t **boot_p)
         goto err_free;
     }
     boot->pmix_up = 1;
+    boot->timeout_s = sr_boot_timeout_s();
+    pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH};
+    rc = PMIx_Register_event_handler(codes, 2, NULL, 0, sr_boot_lost, NULL, NULL);
+    if (rc < 0)
+        sr_warn("cannot watch the connection to the PMIx server: %s", PMIx_Error_string(rc));
     boot->info.rank = (int)boot->myproc.rank;
     snprintf(boot->info.job, sizeof(boot->info.job), "%s", boot->myproc.nspace);
     sr_log_set_pe(boot->info.rank);
@@ -151,6 +198,7 @@ symrail_status_t sr_boot_init(sr_boot_t **boot_p)
     return SYMRAIL_OK;
 
 err_fini:
+    sr_boot_leaving = 1;
     PMIx_Finalize(NULL, 0);
 err_free:
     free(boot->info.is_local);
@@ -165,13 +213,23 @@ const sr_boot_info_t *sr_boot_info(const sr_boot_t *boot)
 
 static symrail_status_t sr_boot_fence_collect(sr_boot_t *boot, int collect)
 {
-    pmix_info_t info;
+    pmix_info_t info[2];
+    size_t ninfo = 1;
     bool flag = collect ? true : false;
     if (!boot->pmix_up)
         return SYMRAIL_OK;
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
-    pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    if (boot->timeout_s > 0)
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &boot->timeout_s, PMIX_INT);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, info, ninfo);
+    for (size_t i = 0; i < ninfo; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc == PMIX_ERR_TIMEOUT) {
+        sr_error("PMIx_Fence: not every PE reached it within %d s (SYMRAIL_OP_TIMEOUT): a PE "
+                 "exited or hangs before symrail_init (symrun names it)",
+                 boot->timeout_s);
+        return sr_boot_status(rc);
+    }
     if (rc != PMIX_SUCCESS) {
         sr_error("PMIx_Fence failed: %s", PMIx_Error_string(rc));
         return sr_boot_status(rc);
@@ -280,6 +338,7 @@ void sr_boot_fini(sr_boot_t *boot)
     if (boot == NULL)
         return;
     if (boot->pmix_up) {
+        sr_boot_leaving = 1;
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS)
             sr_warn("PMIx_Finalize failed: %s", PMIx_Error_string(rc));

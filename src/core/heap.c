@@ -15,6 +15,7 @@ symrail_status_t sr_heap_init(void)
 
     /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
     size = SR_ALIGN_UP(size, page);
+    sr_shm_clean_stale();
     sr_shm_name(sr_ctx.heap_name, sizeof(sr_ctx.heap_name), bi->job, bi->rank, "heap");
     size_t align = SR_HEAP_MAX_BASE_ALIGN;
     while (align > size)

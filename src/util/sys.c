@@ -3,7 +3,10 @@
 #include "log.h"
 #include "status.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -129,10 +132,51 @@ void sr_shm_unmap(void *addr, size_t size)
 
 void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what)
 {
-    snprintf(buf, len, "/symrail-%s-%d-%s", job, rank, what);
+    snprintf(buf, len, "/symrail-%s-%d-%s.p%ld", job, rank, what, (long)getpid());
     for (char *p = buf + 1; *p; p++)
         if (*p == '/' || *p == ' ')
             *p = '_';
+}
+
+/* The creator's pid from a name made by sr_shm_name, or 0. */
+static long sr_shm_name_pid(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    char *end;
+    long pid;
+
+    if (strncmp(name, "symrail-", 8) != 0 || dot == NULL || dot[1] != 'p')
+        return 0;
+    pid = strtol(dot + 2, &end, 10);
+    return *end == '\0' && end != dot + 2 && pid > 1 ? pid : 0;
+}
+
+/*
+ * A PE killed during init (after it created its objects, before every peer
+ * attached and the names were dropped) leaves up to a heap's worth of
+ * /dev/shm behind, and under a launcher other than symrun nobody else
+ * knows the names. Every init therefore removes what dead PEs of this user
+ * left; a live creator's objects are never touched.
+ */
+void sr_shm_clean_stale(void)
+{
+    DIR *d = opendir("/dev/shm");
+    uid_t me = geteuid();
+
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        struct stat st;
+        long pid = sr_shm_name_pid(e->d_name);
+
+        if (pid == 0 || pid > INT_MAX || sr_pid_alive((int)pid) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != me)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            sr_info("removed /dev/shm/%s, left by process %ld, which is gone", e->d_name, pid);
+    }
+    closedir(d);
 }
 
 int sr_pid_alive(int pid)

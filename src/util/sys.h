@@ -40,9 +40,12 @@ symrail_status_t sr_shm_create(const char *name, size_t size, size_t align, void
 symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p);
 void sr_shm_unlink(const char *name);
 void sr_shm_unmap(void *addr, size_t size);
-/* A name for a shared-memory object of this job: /symrail-<job>-<rank>-<what>,
- * with characters that cannot appear in such a name replaced. */
+/* A name for a shared-memory object of this job:
+ * /symrail-<job>-<rank>-<what>.p<pid of the creator>, with characters that
+ * cannot appear in such a name replaced. */
 void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what);
+/* Unlinks this user's symrail objects in /dev/shm whose creator is gone. */
+void sr_shm_clean_stale(void);
 
 /* Is process `pid` still there? */
 int sr_pid_alive(int pid);

@@ -27,7 +27,7 @@ export LC_ALL=C
 
 SYMRUN=${SYMRUN:-./symrun}
 LAUNCHER_TEST_BIN=${LAUNCHER_TEST_BIN:-tests/launcher}
-PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang"
+PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang rank_symhang"
 # Far below the ranks' own sleeps (60 s and more).
 FAST_MS=15000
 
@@ -328,6 +328,39 @@ else
     wait "$spid"
 fi
 
+# SIGHUP at many points of the start-up: whenever it arrives, the job
+# must end with every rank gone. A rank stopped in the middle of its PMIx
+# handshake once left the PMIx server unable to shut down, and symrun hung.
+new_case sighup_race
+bad=""
+for ((k = 0; k < 60; k++)); do
+    d=$(printf '0.%03d' $(((k % 30) * 3)))
+    TMPDIR=$CASE_TMP "$SYMRUN" -n 4 "$BIN/rank_hang" >>"$OUT" 2>"$ERR.$k" </dev/null &
+    spid=$!
+    sleep "$d"
+    kill -HUP "$spid"
+    for ((i = 0; i < 120; i++)); do
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$spid" 2>/dev/null; then
+        bad="$bad delay $d: symrun still running ($(tr '\n' ';' <"$ERR.$k"));"
+        kill -KILL "$spid" 2>/dev/null
+    fi
+    wait "$spid" 2>/dev/null
+    left=$(leftover_pids "$OUT")
+    if [ -n "$left" ]; then
+        bad="$bad delay $d: ranks left:$left;"
+        kill -KILL $left 2>/dev/null
+    fi
+    if grep -q 'stopping 0 ranks' "$ERR.$k"; then
+        bad="$bad delay $d: $(tr '\n' ';' <"$ERR.$k");"
+    fi
+    [ -n "$bad" ] && break
+done
+if [ -z "$bad" ]; then pass "$CASE: job ended, no rank left"; else fail "$CASE: job ended, no rank left" "$bad"; fi
+check_tmp_clean
+
 # SIGINT, with rank 0 finishing early: while the job still runs, rank 0
 # must have been reaped, not left as a zombie. A background job of a
 # script starts with SIGINT ignored, which symrun honours, hence env.
@@ -367,6 +400,111 @@ if env --default-signal=INT true 2>/dev/null; then
 else
     echo "SKIP: $CASE: env --default-signal not available"
 fi
+
+# ---- ranks that never arrive ------------------------------------------------
+
+# Rank 1 exits with status 0 without ever starting PMIx while the others
+# wait for it in the fence: symrun must end the job at once, naming it.
+# (--timeout only bounds the test should symrun not notice.)
+run early_exit -n 3 --timeout 30 sh -c '[ "$PMIX_RANK" = 1 ] && exit 0; exec "$0"' "$BIN/rank_ok"
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then
+    pass "$CASE: job failed"
+else
+    fail "$CASE: job failed" "got $RC; stderr: $(first_line "$ERR")"
+fi
+check_msg '^symrun: rank 1 \(pid [0-9]+\) exited with status 0 without starting PMIx \(symrail_init\) while other ranks wait for it$'
+check_fast 10000
+check_nothing_left
+check_tmp_clean
+
+# Rank 1 stays alive but never starts symrail: the others' init must end
+# within SYMRAIL_OP_TIMEOUT, and symrun then stops rank 1.
+HELLO=${top_builddir:-.}/examples/hello
+if [ -x "$HELLO" ]; then
+    ln -sf "$(cd "$(dirname "$HELLO")" && pwd)/hello" "$BIN/hello"
+    run init_timeout -n 3 --timeout 30 -x SYMRAIL_OP_TIMEOUT=2s \
+        sh -c '[ "$PMIX_RANK" = 1 ] && exec sleep 60; exec "$0"' "$BIN/hello"
+    if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then
+        pass "$CASE: job failed"
+    else
+        fail "$CASE: job failed" "got $RC; stderr: $(first_line "$ERR")"
+    fi
+    check_msg "SYMRAIL_OP_TIMEOUT"
+    check_msg "^symrun: rank 1 \\(pid [0-9]+\\) had not started PMIx"
+    if [ "$ELAPSED_MS" -ge 1500 ]; then pass "$CASE: not before the timeout"; else fail "$CASE: not before the timeout" "took ${ELAPSED_MS} ms"; fi
+    check_fast 10000
+    check_nothing_left
+    check_tmp_clean
+else
+    echo "SKIP: init_timeout: $HELLO not built"
+fi
+
+# ---- the launcher killed -----------------------------------------------------
+
+# wait_gone PIDS...: waits (up to 5 s) until none of PIDS is a test program.
+wait_gone() {
+    local i p comm alive
+    for ((i = 0; i < 100; i++)); do
+        alive=""
+        for p in "$@"; do
+            comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+            case "$comm" in rank_*) alive="$alive $p" ;; esac
+        done
+        [ -z "$alive" ] && return 0
+        sleep 0.05
+    done
+    echo "$alive"
+    return 1
+}
+
+# kill_launcher NAME ARGS...: starts symrun with ARGS, kills it with SIGKILL
+# once 2 ranks reported, and checks that the ranks end by themselves.
+kill_launcher() {
+    local name=$1 left
+    shift
+    new_case "$name"
+    TMPDIR=$CASE_TMP "$SYMRUN" "$@" >"$OUT" 2>"$ERR" </dev/null &
+    spid=$!
+    if wait_started 2; then
+        pass "$CASE: ranks started"
+        kill -KILL "$spid"
+        wait "$spid" 2>/dev/null
+        if left=$(wait_gone $(job_pids "$OUT")); then
+            pass "$CASE: ranks exited after their launcher"
+        else
+            fail "$CASE: ranks exited after their launcher" "still there:$left"
+            kill -KILL $left 2>/dev/null
+        fi
+    else
+        fail "$CASE: ranks started" "$(job_pids "$OUT" | wc -l) of 2 pids reported"
+        kill -KILL "$spid" 2>/dev/null
+        wait "$spid" 2>/dev/null
+    fi
+}
+# The ranks themselves: the launcher's death signal.
+kill_launcher killed_direct -n 2 "$BIN/rank_hang"
+KILLED_TMP=$CASE_TMP
+# A PE started by a rank gets no death signal: it notices the lost PMIx
+# connection (its message has nowhere to go: the launcher read its output).
+kill_launcher killed_grandchild -n 2 sh -c '"$0" & wait' "$BIN/rank_symhang"
+
+# The next symrun removes private directories of dead launchers of this
+# user, and keeps one whose launcher lives.
+new_case stale_dir
+mv "$KILLED_TMP"/symrun.* "$CASE_TMP"/ 2>/dev/null
+mv "$WORK"/tmp.killed_grandchild/symrun.* "$CASE_TMP"/ 2>/dev/null
+nstale=$(ls -d "$CASE_TMP"/symrun.* 2>/dev/null | wc -l)
+mkdir "$CASE_TMP/symrun.alive" && echo $$ >"$CASE_TMP/symrun.alive/launcher.pid"
+TMPDIR=$CASE_TMP "$SYMRUN" -n 1 true >"$OUT" 2>"$ERR" </dev/null
+RC=$?
+check_rc 0
+rest=$(ls -A "$CASE_TMP")
+if [ "$nstale" -ge 1 ] && [ "$rest" = symrun.alive ]; then
+    pass "$CASE: stale directories removed, live one kept"
+else
+    fail "$CASE: stale directories removed, live one kept" "$nstale stale before; left: $rest"
+fi
+rm -rf "$CASE_TMP/symrun.alive"
 
 # ---- command line ---------------------------------------------------------
 
