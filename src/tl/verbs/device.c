@@ -4,6 +4,9 @@
 #include "config.h"
 #include "tl/verbs/ib.h"
 
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 static const char *sr_ib_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 {
     snprintf(buf, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
@@ -38,6 +41,28 @@ static int sr_ib_gid_v4mapped(const union ibv_gid *gid)
 {
     static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
     return memcmp(gid->raw, pfx, 12) == 0;
+}
+
+/* Netmask length of the interface that holds the GID's IPv4 address, so that
+ * peers can tell which of their rails share its subnet; 0 when not found. */
+static uint32_t sr_ib_gid_prefix(const union ibv_gid *gid)
+{
+    struct ifaddrs *ifa, *i;
+    uint32_t bits = 0;
+    if (!sr_ib_gid_v4mapped(gid) || getifaddrs(&ifa) != 0)
+        return 0;
+    for (i = ifa; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask)
+            continue;
+        const struct sockaddr_in *a = (const void *)i->ifa_addr;
+        if (memcmp(&a->sin_addr.s_addr, gid->raw + 12, 4) == 0) {
+            const struct sockaddr_in *m = (const void *)i->ifa_netmask;
+            bits = (uint32_t)__builtin_popcount(m->sin_addr.s_addr);
+            break;
+        }
+    }
+    freeifaddrs(ifa);
+    return bits;
 }
 
 /* RoCE v2 with an IPv4-mapped address first, then any v2, then v1; never a
@@ -178,6 +203,7 @@ symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx)
                 }
                 rail->gid_index = 0;  /* InfiniBand within one subnet: the LID is enough */
             }
+            rail->prefix_bits = rail->is_eth ? sr_ib_gid_prefix(&rail->gid) : 0;
             char g[64];
             sr_info("verbs: rail %s:%d %s, GID index %d (%s), MTU %d, %llu Mb/s", name, port,
                     rail->is_eth ? "RoCE" : "InfiniBand", rail->gid_index,

@@ -2,12 +2,12 @@
  * RDMA verbs transport (RC queue pairs).
  *
  * Rails are the active (device, port) pairs.  Every peer gets
- * SYMRAIL_QPS_PER_PEER data QPs on each rail: the lanes the core sprays
+ * SYMRAIL_IB_QPS_PER_PEER data QPs on each rail: the lanes the core sprays
  * slices over.  All QP numbers for all peers travel in this PE's address
  * blob, so one PMIx fence connects the whole job.
  *
  * Backpressure has two levels: a lane accepts a work request only while its
- * QP has fewer than SYMRAIL_MAX_WR outstanding, and only while its device's
+ * QP has fewer than SYMRAIL_IB_MAX_WR outstanding, and only while its device's
  * CQ has room for one more completion; otherwise the op returns
  * SYMRAIL_ERR_AGAIN and the core progresses.  So ibv_post_send never fails
  * for lack of room and a CQ never overruns.
@@ -44,6 +44,8 @@
 #define SR_IB_NAME_LEN     32
 #define SR_IB_MSG_HDR      8
 #define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SYMRAIL_NOTIFY_MAX_PAYLOAD)
+/* Receive buffers per peer kept for the transport's own messages. */
+#define SR_IB_CTL_RESERVE  2
 #define SR_IB_AMO_SLOTS    64
 #define SR_IB_BOUNCE_SLOTS 64
 #define SR_IB_POLL_BATCH   64
@@ -77,6 +79,7 @@ typedef struct {
     uint16_t       lid;
     uint8_t        mtu;          /* enum ibv_mtu */
     uint8_t        is_eth;
+    uint32_t       prefix_bits;  /* RoCE over IPv4: netmask length of its address; 0 unknown */
     uint32_t       weight;
     uint64_t       speed_mbps;
     uint64_t       bytes;        /* put/get data carried */
@@ -93,7 +96,9 @@ typedef struct {
 typedef enum {
     SR_IB_LANE_UP = 0,
     SR_IB_LANE_DRAIN,     /* in error, waiting for outstanding WRs to flush */
-    SR_IB_LANE_WAIT,      /* new QP made, waiting for the peer's half */
+    SR_IB_LANE_TELL,      /* lower PE: new QP made, RECONNECT not sent yet */
+    SR_IB_LANE_WAIT,      /* lower PE: RECONNECT sent, waiting for the peer's ACK */
+    SR_IB_LANE_ANSWER,    /* higher PE: new QP connected, ACK not sent yet */
     SR_IB_LANE_DEAD,      /* beyond repair */
 } sr_ib_lane_state_t;
 
@@ -107,6 +112,8 @@ typedef struct {
     int            repairs;
     int            asked;        /* REQUEST sent for this outage */
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
+    uint32_t       rqpn;         /* the peer's QP this lane is connected to */
+    int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
     uint64_t       posted;       /* for the test fault hook */
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
@@ -142,6 +149,7 @@ typedef struct {
     uint32_t lid;
     uint32_t mtu;
     uint32_t is_eth;
+    uint32_t prefix_bits;
     uint32_t rkey[SR_IB_MAX_REGIONS];
     uint32_t scratch_rkey;
 } sr_ib_rail_addr_t;
@@ -199,7 +207,8 @@ struct sr_tl_ctx {
     int             nrails;
     uint32_t        qpp;
     uint32_t        max_wr;
-    uint32_t        depth;
+    uint32_t        depth;         /* receive buffers per peer */
+    uint32_t        slots;         /* ... of which application messages may take */
     int             max_inline;
     sr_tl_mem_t     regions[SR_IB_MAX_REGIONS];
     uint32_t        nregions;
@@ -234,6 +243,8 @@ struct sr_tl_ctx {
 
     int             fault_lane;
     uint64_t        fault_after;
+    uint32_t        fault_ctl;     /* repair messages still to be refused */
+    int             fault_init;    /* init step that fails */
     uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired;
     int             repairs_pending;
 };

@@ -9,20 +9,34 @@
 
 static symrail_status_t sr_ib_parse_fault(sr_tl_ctx_t *ctx)
 {
-    const char *f = ctx->params.env->fault_qp;
+    const char *f = ctx->params.env->ib_fault_qp;
     ctx->fault_lane = -1;
+    ctx->fault_init = (int)ctx->params.env->ib_fault_init;
     if (f == NULL || *f == '\0')
         return SYMRAIL_OK;
     int lane;
-    unsigned long long after;
-    if (sscanf(f, "%d:%llu", &lane, &after) != 2 || lane < 0) {
-        sr_error("SYMRAIL_FAULT_QP_ERROR='%s' is not LANE:N", f);
+    unsigned long long after, ctl = 0;
+    int n = sscanf(f, "%d:%llu:%llu", &lane, &after, &ctl);
+    if (n < 2 || lane < 0) {
+        sr_error("SYMRAIL_IB_FAULT_QP_ERROR='%s' is not LANE:N[:M]", f);
         return SYMRAIL_ERR_INVALID;
     }
     ctx->fault_lane = lane;
     ctx->fault_after = after;
-    sr_warn("verbs: test fault hook armed: lane %d fails after %llu slices", lane, after);
+    ctx->fault_ctl = (uint32_t)ctl;
+    sr_warn("verbs: test fault hook armed: lane %d fails after %llu slices, then %llu repair "
+            "messages cannot be sent", lane, after, ctl);
     return SYMRAIL_OK;
+}
+
+/* Testing only: step `step` of init fails as if out of memory, so that every
+ * partial state is seen by fini. */
+static int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step)
+{
+    if (sr_likely(ctx->fault_init != step))
+        return 0;
+    sr_warn("verbs: test fault hook: init step %d fails (SYMRAIL_IB_FAULT_INIT)", step);
+    return 1;
 }
 
 static void sr_ib_fini(sr_tl_ctx_t *ctx);
@@ -37,21 +51,29 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->qpp = (uint32_t)params->env->qps_per_peer;
     ctx->max_wr = (uint32_t)params->env->ib_max_wr;
     ctx->depth = (uint32_t)params->env->ib_recv_depth;
+    ctx->slots = (uint32_t)params->env->notify_slots;
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);
     sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
-    if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536) {
-        sr_error("verbs: SYMRAIL_QPS_PER_PEER (1..8), SYMRAIL_MAX_WR (>= 4) or "
-                 "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) out of range");
-        free(ctx);
-        return SYMRAIL_ERR_INVALID;
+    if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536 ||
+        ctx->slots < 1) {
+        sr_error("verbs: SYMRAIL_IB_QPS_PER_PEER (1..8), SYMRAIL_IB_MAX_WR (>= 4), "
+                 "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) or SYMRAIL_NOTIFY_SLOTS (>= 1) out of range");
+        st = SYMRAIL_ERR_INVALID;
+        goto err;
+    }
+    /* Application messages never take the last SR_IB_CTL_RESERVE buffers, so
+     * a lane repair can always be negotiated, even against a receiver that
+     * does not consume. */
+    if (ctx->slots > ctx->depth - SR_IB_CTL_RESERVE) {
+        sr_info("verbs: SYMRAIL_NOTIFY_SLOTS=%u is more than SYMRAIL_IB_NOTIFY_DEPTH=%u allows: "
+                "using %u", ctx->slots, ctx->depth, ctx->depth - SR_IB_CTL_RESERVE);
+        ctx->slots = ctx->depth - SR_IB_CTL_RESERVE;
     }
     st = sr_ib_parse_fault(ctx);
-    if (st != SYMRAIL_OK) {
-        free(ctx);
-        return st;
-    }
+    if (st != SYMRAIL_OK)
+        goto err;
     st = sr_ib_find_rails(ctx);
     if (st != SYMRAIL_OK)
         goto err;
@@ -67,7 +89,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     int n = params->n_pes;
     ctx->use = calloc((size_t)n, 1);
     ctx->lanes = calloc((size_t)n * (size_t)ctx->nrails * ctx->qpp, sizeof(*ctx->lanes));
-    ctx->nqps = calloc((size_t)n, sizeof(*ctx->nqps));
+    ctx->nqps = sr_ib_init_fault(ctx, 1) ? NULL : calloc((size_t)n, sizeof(*ctx->nqps));
     ctx->eps = calloc((size_t)n, sizeof(*ctx->eps));
     if (!ctx->use || !ctx->lanes || !ctx->nqps || !ctx->eps) {
         st = SYMRAIL_ERR_NOMEM;
@@ -84,7 +106,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
         st = SYMRAIL_ERR_INVALID;
         goto err;
     }
-    ctx->ncq = ctx->nch ? ibv_create_cq(ctx->rails[0].dev->ctx, (int)ncqe, NULL, ctx->nch, 0)
+    ctx->ncq = ctx->nch && !sr_ib_init_fault(ctx, 2) ? ibv_create_cq(ctx->rails[0].dev->ctx, (int)ncqe, NULL, ctx->nch, 0)
                         : NULL;
     if (ctx->ncq == NULL) {
         sr_error("verbs: creating the notification CQ on %s failed: %m", ctx->rails[0].dev->name);
@@ -99,7 +121,8 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
             for (uint32_t q = 0; q < ctx->qpp; q++) {
                 sr_ib_lane_t *l = &ctx->lanes[((size_t)pe * ctx->nrails + r) * ctx->qpp + q];
                 l->rail = &ctx->rails[r];
-                l->qp = sr_ib_qp_create(ctx, l->rail, l->rail->dev->cq, ctx->max_wr, 0);
+                l->qp = sr_ib_init_fault(ctx, 3) ? NULL
+                        : sr_ib_qp_create(ctx, l->rail, l->rail->dev->cq, ctx->max_wr, 0);
                 if (l->qp == NULL) {
                     st = SYMRAIL_ERR_TRANSPORT;
                     goto err;
@@ -109,7 +132,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
         /* Sends in flight are bounded by credits, plus credit writes. */
         ctx->nqps[pe] = sr_ib_qp_create(ctx, &ctx->rails[0], ctx->ncq, 2 * ctx->depth + 8,
                                         ctx->depth);
-        if (ctx->nqps[pe] == NULL) {
+        if (ctx->nqps[pe] == NULL || sr_ib_init_fault(ctx, 4)) {
             st = SYMRAIL_ERR_TRANSPORT;
             goto err;
         }
@@ -142,15 +165,17 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
         close(ctx->wake_pipe[1]);
     }
     int n = ctx->params.n_pes;
-    for (int pe = 0; ctx->lanes && pe < n; pe++) {
-        for (int l = 0; l < ctx->nrails * (int)ctx->qpp; l++) {
+    /* Init may have failed between any two allocations: each array on its own. */
+    for (int pe = 0; pe < n; pe++) {
+        for (int l = 0; ctx->lanes && l < ctx->nrails * (int)ctx->qpp; l++) {
             sr_ib_lane_t *lane = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp + l];
             if (lane->qp)
                 ibv_destroy_qp(lane->qp);
         }
-        if (ctx->nqps[pe])
+        if (ctx->nqps && ctx->nqps[pe])
             ibv_destroy_qp(ctx->nqps[pe]);
-        free(ctx->eps[pe]);
+        if (ctx->eps)
+            free(ctx->eps[pe]);
     }
     if (ctx->ncq) {
         /* Events handed out must be acknowledged before the CQ goes. */

@@ -160,7 +160,7 @@ symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payloa
                           __atomic_load_n(&ctx->credits[ep->pe], __ATOMIC_ACQUIRE) };
     if (ep->nqp_error) {
         st = SYMRAIL_ERR_PEER_GONE;
-    } else if (!sr_ib_credit_avail(&cr, ctx->depth)) {
+    } else if (!sr_ib_credit_avail(&cr, flags & SR_IB_MSG_INTERNAL ? ctx->depth : ctx->slots)) {
         st = SYMRAIL_ERR_AGAIN;  /* no credit (or send slot) until the peer catches up */
     } else {
         char *slot = sr_ib_slot(ctx->send_slots, ctx, ep->pe, ep->n_sent);

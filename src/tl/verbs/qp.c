@@ -109,6 +109,7 @@ symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
         ra.lid = rail->lid;
         ra.mtu = rail->mtu;
         ra.is_eth = rail->is_eth;
+        ra.prefix_bits = rail->prefix_bits;
         for (uint32_t g = 0; g < ctx->nregions; g++)
             ra.rkey[g] = rail->dev->mr[g] ? rail->dev->mr[g]->rkey : 0;
         ra.scratch_rkey = rail->dev->scratch_mr->rkey;
@@ -141,6 +142,45 @@ int sr_ib_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len)
                       (size_t)hdr.n_pes * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t);
 }
 
+static void sr_ib_rail_link(const sr_ib_rail_addr_t *ra, sr_rail_link_t *link_p)
+{
+    memset(link_p, 0, sizeof(*link_p));
+    link_p->is_eth = (int)ra->is_eth;
+    memcpy(link_p->gid, ra->gid, 16);
+    link_p->prefix_bits = ra->prefix_bits;
+}
+
+/* peer_of[r]: the peer's rail that our rail r pairs with, or -1.  The lower
+ * PE's rails go first, so both sides compute the same pairs. */
+static void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, int nr,
+                             int *peer_of)
+{
+    sr_rail_link_t mine[SR_IB_MAX_RAILS], theirs[SR_IB_MAX_RAILS];
+    int pair[SR_IB_MAX_RAILS];
+    memset(theirs, 0, sizeof(theirs));
+    for (int r = 0; r < ctx->nrails; r++) {
+        sr_rail_link_t *l = &mine[r];
+        memset(l, 0, sizeof(*l));
+        l->is_eth = ctx->rails[r].is_eth;
+        memcpy(l->gid, ctx->rails[r].gid.raw, 16);
+        l->prefix_bits = ctx->rails[r].prefix_bits;
+        peer_of[r] = -1;
+    }
+    for (int i = 0; i < nr; i++)
+        sr_ib_rail_link(&ras[i], &theirs[i]);
+    if (ctx->params.my_pe <= pe) {
+        sr_rails_pair(mine, ctx->nrails, theirs, nr, peer_of);
+    } else {
+        sr_rails_pair(theirs, nr, mine, ctx->nrails, pair);
+        for (int i = 0; i < nr; i++)
+            if (pair[i] >= 0)
+                peer_of[pair[i]] = i;
+    }
+    for (int r = 0; r < ctx->nrails; r++)
+        sr_debug("verbs: rail %s:%d pairs with PE %d's %s", ctx->rails[r].dev->name,
+                 ctx->rails[r].port, pe, peer_of[r] >= 0 ? ras[peer_of[r]].dev : "(none)");
+}
+
 symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
                                sr_tl_ep_t **ep_p)
 {
@@ -159,26 +199,47 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
     ep->pe = pe;
     ep->pid = hdr.pid;
     ep->local = ctx->params.is_local[pe];
-    int nrails = ctx->nrails < (int)hdr.nrails ? ctx->nrails : (int)hdr.nrails;
     uint32_t qpp = ctx->qpp < hdr.qpp ? ctx->qpp : hdr.qpp;
-    if (nrails != ctx->nrails || qpp != ctx->qpp)
-        sr_info("verbs: PE %d has %u rails x %u QPs, we have %d x %u: using %d x %u", pe,
-                hdr.nrails, hdr.qpp, ctx->nrails, ctx->qpp, nrails, qpp);
+    int peer_of[SR_IB_MAX_RAILS];
+    sr_ib_rail_addr_t ras[SR_IB_MAX_RAILS];
+    int nr = hdr.nrails < SR_IB_MAX_RAILS ? (int)hdr.nrails : SR_IB_MAX_RAILS;
+    for (int i = 0; i < nr; i++)
+        memcpy(&ras[i], rails + i * sizeof(ras[i]), sizeof(ras[i]));
+    sr_ib_pair_rails(ctx, pe, ras, nr, peer_of);
+    if (qpp != ctx->qpp || nr != ctx->nrails)
+        sr_info("verbs: PE %d has %u rails x %u QPs, we have %d x %u: using %u QPs per pair of "
+                "rails that reach each other", pe, hdr.nrails, hdr.qpp, ctx->nrails, ctx->qpp, qpp);
     ep->lanes = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp];
     for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
         ep->raddr[g] = hdr.region_addr[g];
+    /* The notify channel runs between the first rails of both PEs. */
+    if (peer_of[0] != 0) {
+        sr_error("verbs: rail %s:%d does not reach PE %d's first rail (%s): no notification "
+                 "channel to it", ctx->rails[0].dev->name, ctx->rails[0].port, pe, ras[0].dev);
+        free(ep);
+        return SYMRAIL_ERR_TRANSPORT;
+    }
     /* The peer's table row for us: its QPs dedicated to this PE. */
     const char *row = qpns + (size_t)me * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t);
-    for (int r = 0; r < nrails; r++) {
-        sr_ib_rail_addr_t ra;
-        memcpy(&ra, rails + r * sizeof(ra), sizeof(ra));
+    for (int r = 0; r < ctx->nrails; r++) {
+        int pr = peer_of[r];
+        /* A rail with no counterpart at that peer is not used for it. */
+        for (uint32_t q = 0; q < ctx->qpp; q++)
+            if (pr < 0 || q >= qpp) {
+                ep->lanes[r * ctx->qpp + q].down = 1;
+                ep->lanes[r * ctx->qpp + q].state = SR_IB_LANE_DEAD;
+            }
+        if (pr < 0)
+            continue;
+        sr_ib_rail_addr_t ra = ras[pr];
         ep->rail_addr[r] = ra;
         for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
             ep->rkey[r][g] = ra.rkey[g];
         for (uint32_t q = 0; q < qpp; q++) {
             uint32_t rqpn;
-            memcpy(&rqpn, row + (r * hdr.qpp + q) * sizeof(uint32_t), 4);
+            memcpy(&rqpn, row + (pr * hdr.qpp + q) * sizeof(uint32_t), 4);
             sr_ib_lane_t *lane = &ep->lanes[r * ctx->qpp + q];
+            lane->rqpn = rqpn;
             symrail_status_t st = sr_ib_qp_connect(lane->qp, lane->rail, &ra, rqpn, pe);
             if (st != SYMRAIL_OK) {
                 free(ep);
@@ -198,12 +259,6 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
             ep->credit_rkey = ra.scratch_rkey;
         }
     }
-    /* Lanes beyond what the peer offers stay unused. */
-    for (int l = 0; l < ctx->nrails * (int)ctx->qpp; l++)
-        if (l / (int)ctx->qpp >= nrails || (uint32_t)(l % (int)ctx->qpp) >= qpp) {
-            ep->lanes[l].down = 1;
-            ep->lanes[l].state = SR_IB_LANE_DEAD;
-        }
     ep->nlanes = ctx->nrails * (int)ctx->qpp;
     ctx->eps[pe] = ep;
     *ep_p = ep;

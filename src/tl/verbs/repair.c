@@ -22,12 +22,20 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
                 ep->pe, lane->rail->dev->name, lane->rail->port, lane->qp->qp_num, why);
 }
 
-static void sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
+/* 1 when the message went out; 0 when it must be tried again on a later
+ * pass (no credit now, or the test hook refused it). */
+static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
 {
+    sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_ctl_t c = { op, (uint32_t)lane, qpn };
-    /* Out of credits now: the repair loop tries again on a later pass. */
-    if (sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL) != SYMRAIL_OK)
+    symrail_status_t st = SYMRAIL_ERR_AGAIN;
+    if (sr_likely(ctx->fault_ctl == 0))
+        st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
+    else
+        ctx->fault_ctl--;
+    if (st != SYMRAIL_OK)
         sr_debug("verbs: repair message %u for lane %d to PE %d deferred", op, lane, ep->pe);
+    return st == SYMRAIL_OK;
 }
 
 static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
@@ -76,6 +84,12 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
             lane->rail->dev->name, lane->rail->port, lane->qp->qp_num);
 }
 
+/*
+ * One pass over the lanes under repair.  A state that promises the peer
+ * something (WAIT: it has our new QP; UP: it has our ACK) is entered only
+ * once the message has gone out; a message that could not go out is tried
+ * again on the next pass, from the state before it.
+ */
 void sr_ib_repair(sr_tl_ctx_t *ctx)
 {
     int pending = 0, me = ctx->params.my_pe;
@@ -83,28 +97,46 @@ void sr_ib_repair(sr_tl_ctx_t *ctx)
         sr_tl_ep_t *ep = ctx->eps[pe];
         for (int l = 0; ep && l < ep->nlanes; l++) {
             sr_ib_lane_t *lane = &ep->lanes[l];
-            if (lane->state == SR_IB_LANE_UP || lane->state == SR_IB_LANE_DEAD)
+            if (lane->state == SR_IB_LANE_DEAD)
                 continue;
+            if (lane->state == SR_IB_LANE_UP) {
+                /* A RECONNECT repeated after we answered: answer again. */
+                if (lane->ack_owed && sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
+                    lane->ack_owed = 0;
+                pending |= lane->ack_owed;
+                continue;
+            }
             pending = 1;
-            if (lane->state != SR_IB_LANE_DRAIN || lane->outstanding != 0)
-                continue;
-            if (pe == me) {
-                if (sr_ib_lane_rebuild(ep, l, 0) == 0)
-                    sr_ib_lane_up(ep, l);
-            } else if (me < pe) {
-                if (sr_ib_lane_rebuild(ep, l, 0) == 0) {
+            switch (lane->state) {
+            case SR_IB_LANE_DRAIN:
+                if (lane->outstanding != 0)
+                    break;
+                if (pe == me) {
+                    if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+                        sr_ib_lane_up(ep, l);
+                } else if (me < pe) {
+                    if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+                        lane->state = SR_IB_LANE_TELL;
+                } else if (lane->peer_qpn) {
+                    /* The peer already made its new QP: connect ours. */
+                    if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
+                        lane->rqpn = lane->peer_qpn;
+                        lane->state = SR_IB_LANE_ANSWER;
+                    }
+                } else if (!lane->asked) {
+                    lane->asked = sr_ib_ctl_send(ep, SR_IB_CTL_REQUEST, l, 0);
+                }
+                break;
+            case SR_IB_LANE_TELL:
+                if (sr_ib_ctl_send(ep, SR_IB_CTL_RECONNECT, l, lane->qp->qp_num))
                     lane->state = SR_IB_LANE_WAIT;
-                    sr_ib_ctl_send(ep, SR_IB_CTL_RECONNECT, l, lane->qp->qp_num);
-                }
-            } else if (lane->peer_qpn) {
-                /* The peer already made its new QP: connect ours and answer. */
-                if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
-                    sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num);
+                break;
+            case SR_IB_LANE_ANSWER:
+                if (sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
                     sr_ib_lane_up(ep, l);
-                }
-            } else if (!lane->asked) {
-                sr_ib_ctl_send(ep, SR_IB_CTL_REQUEST, l, 0);
-                lane->asked = 1;
+                break;
+            default:
+                break;
             }
         }
     }
@@ -124,21 +156,32 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
     if (lane->state == SR_IB_LANE_DEAD)
         return;
     switch (c.op) {
-    case SR_IB_CTL_REQUEST:      /* we are the lower PE: start over from our side */
-        sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+    case SR_IB_CTL_REQUEST:      /* we are the lower PE */
+        if (lane->state == SR_IB_LANE_WAIT)
+            lane->state = SR_IB_LANE_TELL;  /* the peer has not seen our RECONNECT yet: again */
+        else
+            sr_ib_lane_fail(ep, lane, "the peer saw it fail");  /* no-op when already draining */
         break;
     case SR_IB_CTL_RECONNECT:    /* we are the higher PE */
-        sr_ib_lane_fail(ep, lane, "the peer saw it fail");
-        lane->peer_qpn = c.qpn;
+        if (lane->rqpn == c.qpn && (lane->state == SR_IB_LANE_UP ||
+                                    lane->state == SR_IB_LANE_ANSWER)) {
+            lane->ack_owed = lane->state == SR_IB_LANE_UP;  /* a repeat: we are connected to it */
+        } else {
+            sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+            if (lane->state == SR_IB_LANE_DRAIN)
+                lane->peer_qpn = c.qpn;
+        }
         ctx->repairs_pending = 1;
         break;
     case SR_IB_CTL_ACK:
         if (lane->state == SR_IB_LANE_WAIT) {
             int r = (int)(lane->rail - ctx->rails);
-            if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK)
+            if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK) {
+                lane->rqpn = c.qpn;
                 sr_ib_lane_up(ep, (int)c.lane);
-            else
+            } else {
                 sr_ib_lane_dead(ep, (int)c.lane, "reconnect failed");
+            }
         }
         break;
     }

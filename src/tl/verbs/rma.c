@@ -24,7 +24,7 @@ static symrail_status_t sr_ib_post(sr_tl_ep_t *ep, sr_ib_lane_t *lane, struct ib
                     lane->posted + 1 >= ctx->fault_after &&
                     (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ))) {
         ctx->fault_lane = -1;
-        sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_FAULT_QP_ERROR)");
+        sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_IB_FAULT_QP_ERROR)");
     }
     int rc = ibv_post_send(lane->qp, wr, &bad);
     if (sr_unlikely(rc != 0)) {
