@@ -23,6 +23,11 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden symbols; these are its interface. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define SYMRAIL_VERSION_MAJOR 0
 #define SYMRAIL_VERSION_MINOR 1
 #define SYMRAIL_VERSION_PATCH 0
@@ -168,6 +173,10 @@ typedef struct {
 
 /* This PE's counters since init. */
 symrail_status_t symrail_stats(symrail_stats_t *stats_p);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

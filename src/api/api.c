@@ -275,8 +275,7 @@ symrail_status_t symrail_quiet(void)
 symrail_status_t symrail_fence(void)
 {
     SR_API_UP("symrail_fence", SYMRAIL_ERR_INVALID);
-    /* Completing everything is a valid (if strong) way to order it. */
-    return sr_quiet();
+    return sr_fence();
 }
 
 symrail_status_t symrail_barrier_all(void)

@@ -11,7 +11,9 @@
 #include "core/lanes.h"
 #include "tl/tl.h"
 #include "util/env.h"
+#include "util/msgq.h"
 #include "util/pool.h"
+#include "util/sys.h"
 
 #define SR_MAX_TLS        4
 #define SR_HEAP_REGION    0
@@ -24,11 +26,16 @@
 
 typedef enum { SR_STATE_NONE = 0, SR_STATE_UP, SR_STATE_DOWN } sr_state_t;
 
-/* A request counts the slices of one operation still in flight. */
+/* A request counts the slices of one operation still in flight.  Blocking
+ * calls take theirs from a pool, never from their own stack frame: a call
+ * that gives up waiting (timeout) leaves the request behind as an orphan,
+ * and the last completion that still arrives for it frees it. */
 typedef struct {
-    sr_tl_comp_t     comp;
+    sr_tl_comp_t     comp;      /* first: atomics and flushes complete through it */
     uint32_t         remaining;
+    uint8_t          orphan;
     symrail_status_t status;
+    uint64_t         result;    /* an atomic's fetched value lands here */
 } sr_req_t;
 
 typedef struct {
@@ -49,7 +56,11 @@ typedef struct sr_slice {
     int16_t          lane;
     uint8_t          is_put;
     uint8_t          tries;
+    uint8_t          inflight;  /* counted in its peer's inflight */
 } sr_slice_t;
+
+#define SR_LANE_NONE (-1)  /* nothing posted to the peer since the last fence */
+#define SR_LANE_MANY (-2)  /* posted on more than one lane since the last fence */
 
 typedef struct {
     const sr_tl_ops_t *ops;
@@ -58,6 +69,16 @@ typedef struct {
     char              *base;     /* load/store view of the peer's heap, or NULL */
     int                ordered;  /* a lane applies requests in order (tl attr) */
     sr_lanes_t         lanes;
+    uint32_t           lane_gen[SR_TL_MAX_LANES];  /* last lane report seen */
+    /* What fence and quiet need to know, kept at post time. */
+    uint32_t           inflight;    /* slices posted and not yet completed */
+    int16_t            fence_lane;  /* SR_LANE_NONE, SR_LANE_MANY or the one lane */
+    uint8_t            local_comp;  /* the transport completes puts locally */
+    uint8_t            immediate;   /* every put and get is done when the call returns */
+    uint8_t            unflushed;   /* a put completed locally since the last flush */
+    uint8_t            touched;     /* on sr_ctx.touched */
+    uint8_t            is_local;    /* same node: liveness by process id */
+    uint64_t           stopped_since; /* when the local peer was first seen stopped */
 } sr_peer_t;
 
 /* The words at the start of every heap. */
@@ -69,11 +90,6 @@ typedef struct {
     uint64_t puts, gets, put_bytes, get_bytes, atomics, signals, notifies_sent,
              notifies_recv, quiets, barriers, waits_slept, backpressure_stalls, retries;
 } sr_stats_t;
-
-typedef struct {
-    symrail_notify_t *msgs;
-    size_t            cap, head, count;
-} sr_notify_queue_t;
 
 typedef struct {
     sr_state_t         state;
@@ -96,9 +112,14 @@ typedef struct {
     uint64_t           barrier_epoch;
 
     sr_req_t           nbi;       /* every non-blocking operation not yet quieted */
+    sr_pool_t          reqs;      /* sr_req_t of blocking calls */
     sr_pool_t          slices;    /* sr_slice_t */
+    int               *touched;   /* PEs posted to since the last quiet */
+    int                ntouched;
+    int                live_next; /* next peer the liveness check looks at */
+    int                oversubscribed; /* more local PEs than CPUs: waits yield */
     sr_slice_t        *retry_head, *retry_tail;
-    sr_notify_queue_t  notifyq;
+    sr_msgq_t          notifyq;   /* received, not yet consumed */
     sr_stats_t         stats;
 } sr_ctx_t;
 
@@ -131,18 +152,52 @@ int  sr_progress(void);
  * the wait with SYMRAIL_ERR_PEER_GONE.  `what` names the wait in messages. */
 symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t timeout_ms,
                          const char *what);
+/* req.c */
 void sr_req_init(sr_req_t *req);
+sr_req_t *sr_req_get(void);
+/* Gives a request back; one still counting completions becomes an orphan. */
+void sr_req_put(sr_req_t *req);
+/* One of the request's operations finished. */
+static inline void sr_req_complete(sr_req_t *req, symrail_status_t status)
+{
+    if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
+        req->status = status;
+    if (--req->remaining == 0 && req->orphan)
+        sr_req_put(req);
+}
 symrail_status_t sr_req_wait(sr_req_t *req, const char *what);
+void sr_reqs_fini(void);
+
+/* liveness.c: SYMRAIL_OK, SYMRAIL_ERR_PEER_GONE or SYMRAIL_ERR_PEER_UNRESPONSIVE;
+ * logs nothing. */
+symrail_status_t sr_peer_alive(int pe, uint64_t now_ns);
+/* Checks a few peers (all of them over successive calls); -1 or the first
+ * peer found gone or unresponsive, with its status in *st_p. */
+int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p);
+void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 
 /* rma.c */
 symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking);
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p);
 symrail_status_t sr_quiet(void);
+symrail_status_t sr_fence(void);
+/* Remote completion of everything posted to pe so far. */
+symrail_status_t sr_peer_flush(int pe, const char *what);
+static inline void sr_peer_note(sr_peer_t *peer, int pe, int lane)
+{
+    if (sr_unlikely(!peer->touched)) {
+        peer->touched = 1;
+        sr_ctx.touched[sr_ctx.ntouched++] = pe;
+    }
+    if (peer->fence_lane != lane)
+        peer->fence_lane = peer->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
+}
 symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
                                sr_tl_amo_t op, uint64_t value, int pe);
 void sr_rma_progress_retries(void);
 void sr_peer_lanes_refresh(int pe);
+void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation);
 void sr_slices_fini(void);
 
 /* sync.c */

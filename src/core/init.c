@@ -1,8 +1,10 @@
 #include "config.h"
 #include "core/ctx.h"
 #include "util/log.h"
+#include "util/strlist.h"
 #include "util/sys.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +33,9 @@ typedef struct {
 static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
 {
     for (size_t i = 0; i < sr_tl_nall; i++)
-        if (strlen(sr_tl_all[i]->name) == len && strncmp(sr_tl_all[i]->name, name, len) == 0)
+        if (sr_list_item_is(name, len, sr_tl_all[i]->name))
             return sr_tl_all[i];
     return NULL;
-}
-
-/* Is `name` one of the entries of the comma list? */
-static int sr_tl_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += len;
-        p += *p == ',';
-    }
-    return 0;
 }
 
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
@@ -55,12 +43,13 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
     const char *list = sr_ctx.env.transports;
     sr_tl_mem_t heap = { sr_ctx.heap_base, sr_ctx.heap_size, sr_ctx.heap_name };
 
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
+    const char *pos = list, *p;
+    size_t len;
+    while (sr_list_next(&pos, &p, &len)) {
         const sr_tl_ops_t *ops = sr_tl_find(p, len);
         int known = 0;
         for (int k = 0; sr_tl_known[k]; k++)
-            known |= strlen(sr_tl_known[k]) == len && strncmp(sr_tl_known[k], p, len) == 0;
+            known |= sr_list_item_is(p, len, sr_tl_known[k]);
         if (!known) {
             sr_error("SYMRAIL_TRANSPORTS='%s': unknown transport '%.*s' (known: shm, verbs, tcp)",
                      list, (int)len, p);
@@ -72,8 +61,9 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
                 .is_local = bi->is_local, .env = &sr_ctx.env,
-                .serve_local = !sr_tl_listed(list, "shm"),
-                .notify_cb = sr_notify_deliver, .cb_arg = &sr_ctx.notifyq,
+                .serve_local = !sr_list_has(list, "shm"),
+                .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
+                .cb_arg = &sr_ctx.notifyq,
             };
             sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
             symrail_status_t st = ops->init(&params, &slot->tl);
@@ -90,8 +80,6 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
                     return st;
             }
         }
-        p += len;
-        p += *p == ',';
     }
     if (sr_ctx.ntls == 0) {
         sr_error("SYMRAIL_TRANSPORTS='%s' leaves no usable transport", list);
@@ -177,6 +165,9 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
                 peer->slice = SIZE_MAX;  /* copies need no slicing */
             peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
             peer->ordered = slot->attr.ordered_lanes;
+            peer->local_comp = (uint8_t)slot->attr.local_completion;
+            peer->immediate = (uint8_t)slot->attr.immediate;
+            peer->fence_lane = SR_LANE_NONE;
             sr_peer_lanes_refresh(pe);
             sr_debug("PE %d reached over %s", pe, slot->ops->name);
             return SYMRAIL_OK;
@@ -236,8 +227,11 @@ static void sr_teardown(void)
             sr_ctx.peers[pe].ops->disconnect(sr_ctx.peers[pe].ep);
     free(sr_ctx.peers);
     free(sr_ctx.pids);
+    free(sr_ctx.touched);
     sr_ctx.peers = NULL;
     sr_ctx.pids = NULL;
+    sr_ctx.touched = NULL;
+    sr_ctx.ntouched = 0;
     for (int i = sr_ctx.ntls - 1; i >= 0; i--)
         sr_ctx.tls[i].ops->fini(sr_ctx.tls[i].tl);
     sr_ctx.ntls = 0;
@@ -245,6 +239,20 @@ static void sr_teardown(void)
         sr_heap_fini();
     sr_notify_fini();
     sr_slices_fini();
+    sr_reqs_fini();
+}
+
+/* More PEs on this node than CPUs we may run on: spinning waits steal the
+ * CPU from the peer they wait for, so they yield instead. */
+static int sr_oversubscribed(const sr_boot_info_t *bi)
+{
+    cpu_set_t set;
+    int cpus = 0;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        cpus = CPU_COUNT(&set);
+    if (cpus <= 0)
+        cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && bi->local_size > cpus;
 }
 
 symrail_status_t sr_core_init(void)
@@ -267,14 +275,19 @@ symrail_status_t sr_core_init(void)
     sr_ctx.n_pes = bi->size;
     sr_log_set_pe(bi->rank);
     sr_req_init(&sr_ctx.nbi);
+    sr_pool_init(&sr_ctx.reqs, sizeof(sr_req_t), 64);
     sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
+    sr_ctx.oversubscribed = sr_oversubscribed(bi);
 
     sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
     sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));
-    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL) {
+    sr_ctx.touched = calloc((size_t)bi->size, sizeof(*sr_ctx.touched));
+    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL || sr_ctx.touched == NULL) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }
+    for (int pe = 0; pe < bi->size; pe++)
+        sr_ctx.peers[pe].is_local = bi->is_local[pe];
     st = sr_heap_init();
     if (st != SYMRAIL_OK)
         goto err_teardown;

@@ -25,6 +25,35 @@ static inline void sr_lanes_set(sr_lanes_t *l, const uint32_t *weights, int n)
     }
 }
 
+/* New weights, keeping the round robin where it was: restarting it on every
+ * refresh would offer the next slice to the same lane again and again (the
+ * one that just said it had no room).  A lane that goes down forgets its
+ * credit, so it does not come back with a burst. */
+static inline void sr_lanes_update(sr_lanes_t *l, const uint32_t *weights, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (i >= l->n || weights[i] == 0)
+            l->cur[i] = 0;
+        l->weight[i] = weights[i];
+    }
+    l->n = n;
+}
+
+/* One lane went down (weight 0) or came back. */
+static inline void sr_lanes_set_one(sr_lanes_t *l, int lane, uint32_t weight)
+{
+    if (lane < 0 || lane >= SR_TL_MAX_LANES)
+        return;
+    if (lane >= l->n) {
+        for (int i = l->n; i < lane; i++)
+            l->weight[i] = 0, l->cur[i] = 0;
+        l->n = lane + 1;
+    }
+    if (weight == 0)
+        l->cur[lane] = 0;
+    l->weight[lane] = weight;
+}
+
 /* The next lane, avoiding `avoid` (-1: none) while another lane is up;
  * -1 when every lane is down. */
 static inline int sr_lanes_pick(sr_lanes_t *l, int avoid)

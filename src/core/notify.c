@@ -1,35 +1,21 @@
 #include "config.h"
 #include "core/ctx.h"
 #include "util/log.h"
+#include "util/msgq.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Messages drained from the transports wait here until the application
- * polls; a transport must free its receive slots promptly. */
+ * polls.  Their slots stay taken until then (notify_release), so the queue
+ * never holds more than the senders' slots. */
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len)
 {
-    sr_notify_queue_t *q = arg;
-    if (q->count == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        symrail_notify_t *msgs = malloc(cap * sizeof(*msgs));
-        if (msgs == NULL) {
-            /* Losing a notification would hang its receiver later. */
-            sr_core_abort(1, "out of memory queueing a notification message");
-        }
-        for (size_t i = 0; i < q->count; i++)
-            msgs[i] = q->msgs[(q->head + i) % q->cap];
-        free(q->msgs);
-        q->msgs = msgs;
-        q->cap = cap;
-        q->head = 0;
+    if (sr_msgq_push(arg, src_pe, tag, payload, len) != SYMRAIL_OK) {
+        /* Losing a notification would hang its receiver later. */
+        sr_core_abort(1, "out of memory queueing a notification message");
     }
-    symrail_notify_t *m = &q->msgs[(q->head + q->count) % q->cap];
-    m->src_pe = src_pe;
-    m->tag = tag;
-    m->len = len;
-    memcpy(m->payload, payload, len);
-    q->count++;
     sr_ctx.stats.notifies_recv++;
 }
 
@@ -53,9 +39,11 @@ symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_
     sr_notify_try_t t = { &sr_ctx.peers[pe], tag, payload, len, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     if (!sr_notify_try(&t)) {
-        /* The receiver's slots are full: wait for it to drain them. */
+        /* The receiver's slots are full: wait for it to consume messages. */
+        char what[64];
+        snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
         sr_ctx.stats.backpressure_stalls++;
-        st = sr_wait(sr_notify_try, &t, 0, sr_ctx.env.op_timeout, "notify_send");
+        st = sr_wait(sr_notify_try, &t, 0, sr_ctx.env.op_timeout, what);
     }
     if (st == SYMRAIL_OK)
         st = t.st;
@@ -68,12 +56,12 @@ symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_
 
 static int sr_notify_ready(void *arg)
 {
-    return ((sr_notify_queue_t *)arg)->count != 0;
+    return ((sr_msgq_t *)arg)->count != 0;
 }
 
 symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *msg_p)
 {
-    sr_notify_queue_t *q = &sr_ctx.notifyq;
+    sr_msgq_t *q = &sr_ctx.notifyq;
     sr_progress();
     if (q->count == 0) {
         if (!blocking)
@@ -85,14 +73,20 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
         if (st != SYMRAIL_OK)
             return st;
     }
-    *msg_p = q->msgs[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->count--;
+    sr_msg_t *m = sr_msgq_pop(q);
+    msg_p->src_pe = m->src;
+    msg_p->tag = m->tag;
+    msg_p->len = m->len;
+    memcpy(msg_p->payload, m->payload, m->len);
+    free(m);
+    /* Only now may the sender use the slot again. */
+    sr_peer_t *src = &sr_ctx.peers[msg_p->src_pe];
+    if (src->ep)
+        src->ops->notify_release(src->ep);
     return SYMRAIL_OK;
 }
 
 void sr_notify_fini(void)
 {
-    free(sr_ctx.notifyq.msgs);
-    memset(&sr_ctx.notifyq, 0, sizeof(sr_ctx.notifyq));
+    sr_msgq_clear(&sr_ctx.notifyq);
 }

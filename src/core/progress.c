@@ -1,8 +1,15 @@
+/*
+ * One wait loop for every blocking call: spin a little, then sleep on the
+ * transport that can wake us (or back off), looking at the peers' liveness
+ * now and then, so that every wait ends in a result or in an error naming
+ * the peer it was waiting for.
+ */
 #include "config.h"
 #include "core/ctx.h"
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -20,15 +27,13 @@ int sr_progress(void)
     return n;
 }
 
-/* The first peer found dead, or -1. */
-static int sr_dead_peer(void)
+static inline void sr_spin_pause(void)
 {
-    for (int pe = 0; pe < sr_ctx.n_pes; pe++) {
-        sr_peer_t *p = &sr_ctx.peers[pe];
-        if (p->ep && p->ops->ep_check(p->ep) == SYMRAIL_ERR_PEER_GONE)
-            return pe;
-    }
-    return -1;
+    /* With more PEs than CPUs, the peer we wait for may need our CPU. */
+    if (sr_ctx.oversubscribed)
+        sched_yield();
+    else
+        sr_cpu_relax();
 }
 
 symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t timeout_ms,
@@ -41,7 +46,7 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
         sr_progress();
         if (cond(arg))
             return SYMRAIL_OK;
-        sr_cpu_relax();
+        sr_spin_pause();
     }
 
     start = sr_time_ns();
@@ -71,15 +76,16 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
 
         uint64_t now = sr_time_ns();
         if (now >= next_check) {
+            symrail_status_t pst = SYMRAIL_OK;
             next_check = now + SR_WAIT_SLICE_NS;
-            int dead = sr_dead_peer();
-            if (dead >= 0) {
+            int bad = sr_peers_check(now, &pst);
+            if (bad >= 0) {
                 /* A peer writes everything it owes us before it exits. */
                 sr_progress();
                 if (cond(arg))
                     return SYMRAIL_OK;
-                sr_error("%s: PE %d (pid %d) is gone", what, dead, sr_ctx.pids[dead]);
-                return SYMRAIL_ERR_PEER_GONE;
+                sr_peer_fail_log(what, bad, pst);
+                return pst;
             }
         }
         if (timeout_ms && now - start >= timeout_ms * 1000000ull) {
@@ -90,35 +96,4 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
             return SYMRAIL_ERR_TIMEOUT;
         }
     }
-}
-
-static void sr_req_done(sr_tl_comp_t *comp, symrail_status_t status)
-{
-    sr_req_t *req = (sr_req_t *)((char *)comp - offsetof(sr_req_t, comp));
-    if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
-        req->status = status;
-    req->remaining--;
-}
-
-void sr_req_init(sr_req_t *req)
-{
-    req->comp.cb = sr_req_done;
-    req->remaining = 0;
-    req->status = SYMRAIL_OK;
-}
-
-static int sr_req_idle(void *arg)
-{
-    return ((sr_req_t *)arg)->remaining == 0;
-}
-
-symrail_status_t sr_req_wait(sr_req_t *req, const char *what)
-{
-    symrail_status_t st = SYMRAIL_OK;
-    if (req->remaining)
-        st = sr_wait(sr_req_idle, req, 0, sr_ctx.env.op_timeout, what);
-    if (st == SYMRAIL_OK)
-        st = req->status;
-    req->status = SYMRAIL_OK;
-    return st;
 }

@@ -3,7 +3,13 @@
  * the peer's endpoint, and its request completes when every slice has.  A
  * slice whose lane fails is posted again on another lane, up to
  * SYMRAIL_RETRY_COUNT times; a transport with no room (SYMRAIL_ERR_AGAIN)
- * gets progress until it has room again.
+ * gets progress until it has room again, and the slice goes to whichever
+ * lane has room first.
+ *
+ * Completion: a put returns when its source buffer may be reused.  Where the
+ * transport completes puts locally (inline, bounce buffers), the data may
+ * still be on its way: the peer is marked unflushed, and fence and quiet
+ * ask the transport to flush it.
  */
 #include "config.h"
 #include "core/ctx.h"
@@ -34,7 +40,23 @@ void sr_peer_lanes_refresh(int pe)
     sr_peer_t *peer = &sr_ctx.peers[pe];
     uint32_t w[SR_TL_MAX_LANES];
     int n = peer->ops->ep_lanes(peer->ep, w, SR_TL_MAX_LANES);
-    sr_lanes_set(&peer->lanes, w, n < 1 ? 1 : n);
+    sr_lanes_update(&peer->lanes, w, n < 1 ? 1 : n);
+}
+
+void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation)
+{
+    (void)arg;
+    if (pe < 0 || pe >= sr_ctx.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
+        return;
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    /* Reports can overtake each other (a progress thread, a repair): the
+     * newer generation wins. */
+    if (peer->lane_gen[lane] && (int32_t)(generation - peer->lane_gen[lane]) <= 0)
+        return;
+    peer->lane_gen[lane] = generation;
+    sr_lanes_set_one(&peer->lanes, lane, weight);
+    sr_debug("PE %d lane %d is %s (generation %u)", pe, lane, weight ? "up" : "down",
+             generation);
 }
 
 static inline symrail_status_t sr_slice_post(sr_slice_t *s)
@@ -51,10 +73,9 @@ static inline symrail_status_t sr_slice_post(sr_slice_t *s)
 
 static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
 {
-    sr_req_t *req = s->req;
-    if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
-        req->status = status;
-    req->remaining--;
+    if (s->inflight)
+        sr_ctx.peers[s->pe].inflight--;
+    sr_req_complete(s->req, status);
     sr_slice_release(s);
 }
 
@@ -71,6 +92,9 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             sr_debug("%s slice of %zu bytes to PE %d failed on lane %d (%s); retry %u on lane %d",
                      s->is_put ? "put" : "get", s->len, s->pe, failed_lane,
                      symrail_strerror(status), s->tries, s->lane);
+            /* Its order against the slices behind it on its first lane is lost. */
+            peer->fence_lane = SR_LANE_MANY;
+            s->comp.flags = 0;
             s->next = NULL;
             if (sr_ctx.retry_tail)
                 sr_ctx.retry_tail->next = s;
@@ -101,12 +125,20 @@ static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
 
 /* Handles the outcome of posting slice `s`; returns 0 when it must be posted
  * again later (no room). */
-static int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
+static inline int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
 {
+    sr_peer_t *peer = &sr_ctx.peers[s->pe];
     if (sr_likely(st == SYMRAIL_OK)) {
+        peer->unflushed |= s->is_put & peer->local_comp;
+        sr_peer_note(peer, s->pe, s->lane);
         sr_slice_finish(s, SYMRAIL_OK);
     } else if (st == SR_TL_INPROGRESS) {
-        /* the transport calls sr_slice_done */
+        /* the transport calls sr_slice_done; a retried slice is counted already */
+        if (!s->inflight) {
+            s->inflight = 1;
+            peer->inflight++;
+        }
+        sr_peer_note(peer, s->pe, s->lane);
     } else if (st == SYMRAIL_ERR_AGAIN) {
         return 0;
     } else {
@@ -148,34 +180,74 @@ typedef struct {
 static int sr_post_retry(void *arg)
 {
     sr_post_retry_t *p = arg;
+    sr_peer_t *peer = &sr_ctx.peers[p->s->pe];
     /* Another lane may have room where this one has none, or be up where
-     * this one went down. */
-    if (sr_ctx.peers[p->s->pe].lanes.n > 1) {
+     * this one went down: offer the slice to the next lane in turn. */
+    if (peer->lanes.n > 1) {
         sr_peer_lanes_refresh(p->s->pe);
-        p->s->lane = sr_lanes_pick(&sr_ctx.peers[p->s->pe].lanes, -1);
+        p->s->lane = sr_lanes_pick(&peer->lanes, p->s->lane);
     }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
 }
 
-symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
+/* Posts slice `s` (already counted in its request) whose first post
+ * returned `st`, waiting for room when there is none. */
+static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
+{
+    if (sr_likely(sr_slice_posted(s, st)))
+        return SYMRAIL_OK;
+    sr_post_retry_t p = { s, 0 };
+    sr_ctx.stats.backpressure_stalls++;
+    st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, s->is_put ? "put" : "get");
+    if (st != SYMRAIL_OK)
+        sr_slice_finish(s, st);
+    return st;
+}
+
+static symrail_status_t sr_rma_wait(sr_req_t *req, int is_put, symrail_status_t st)
+{
+    /* Slices already posted must finish before the caller's buffer is reused. */
+    symrail_status_t wst = sr_req_wait(req, is_put ? "put" : "get");
+    sr_req_put(req);
+    return st == SYMRAIL_OK ? wst : st;
+}
+
+/* A one-slice transfer that did not complete when posted. */
+static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s, symrail_status_t st, int blocking)
+{
+    sr_req_t *req = &sr_ctx.nbi;
+    if (blocking) {
+        /* The transport calls back only from progress: not before this. */
+        req = sr_req_get();
+        if (sr_unlikely(req == NULL)) {
+            if (st == SR_TL_INPROGRESS)
+                sr_core_abort(1, "out of memory for a request in flight");
+            sr_slice_release(s);
+            return SYMRAIL_ERR_NOMEM;
+        }
+    }
+    s->req = req;
+    req->remaining++;
+    st = sr_slice_start(s, st);
+    return blocking ? sr_rma_wait(req, s->is_put, st) : st;
+}
+
+static __attribute__((noinline)) symrail_status_t sr_rma_sliced(int is_put, char *local, uint64_t roff, size_t len, int pe,
+                                      int blocking)
 {
     sr_peer_t *peer = &sr_ctx.peers[pe];
-    sr_req_t breq, *req = blocking ? &breq : &sr_ctx.nbi;
+    sr_req_t *req = &sr_ctx.nbi;
     sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
 
-    if (blocking)
-        sr_req_init(&breq);
-    if (is_put) {
-        sr_ctx.stats.puts++;
-        sr_ctx.stats.put_bytes += len;
-    } else {
-        sr_ctx.stats.gets++;
-        sr_ctx.stats.get_bytes += len;
+    if (blocking) {
+        req = sr_req_get();
+        if (sr_unlikely(req == NULL))
+            return SYMRAIL_ERR_NOMEM;
     }
     sr_slicer_init(&sl, len, peer->slice);
-    for (size_t i = 0; i < sl.count; i++) {
+    for (size_t i = 0; i < sl.count && st == SYMRAIL_OK; i++) {
         size_t off, n;
         sr_slice_t *s = sr_slice_alloc();
         if (sr_unlikely(s == NULL)) {
@@ -184,126 +256,143 @@ symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int 
         }
         sr_slicer_get(&sl, i, &off, &n);
         s->comp.cb = sr_slice_done;
+        s->comp.flags = i + 1 < sl.count ? SR_TL_COMP_MORE : 0;
         s->req = req;
-        s->local = (char *)local + off;
+        s->local = local + off;
         s->roff = roff + off;
         s->len = n;
         s->pe = pe;
         s->is_put = (uint8_t)is_put;
         s->tries = 0;
+        s->inflight = 0;
         s->lane = sr_lanes_pick(&peer->lanes, -1);
         req->remaining++;
-        if (sr_unlikely(!sr_slice_posted(s, sr_slice_post(s)))) {
-            sr_post_retry_t p = { s, 0 };
-            sr_ctx.stats.backpressure_stalls++;
-            st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, is_put ? "put" : "get");
-            if (st != SYMRAIL_OK) {
-                sr_slice_finish(s, st);
-                break;
-            }
-        }
+        st = sr_slice_start(s, sr_slice_post(s));
     }
-    if (blocking) {
-        /* Slices already posted must finish before the caller's buffer is reused. */
-        symrail_status_t wst = sr_req_wait(&breq, is_put ? "put" : "get");
-        if (st == SYMRAIL_OK)
-            st = wst;
-    }
-    return st;
+    peer->ops->ep_post_end(peer->ep);
+    return blocking ? sr_rma_wait(req, is_put, st) : st;
 }
 
-typedef struct {
-    int               pe;
-    sr_tl_amo_t       op;
-    uint64_t          roff, operand, compare;
-    uint64_t         *result_p;
-    sr_req_t         *req;
-    symrail_status_t  st;
-} sr_amo_post_t;
-
-static int sr_amo_try(void *arg)
-{
-    sr_amo_post_t *a = arg;
-    sr_peer_t *peer = &sr_ctx.peers[a->pe];
-    if (peer->lanes.n > 1)
-        sr_peer_lanes_refresh(a->pe);
-    int lane = sr_lanes_pick(&peer->lanes, -1);
-    a->st = lane < 0 ? SYMRAIL_ERR_TRANSPORT
-                     : peer->ops->atomic(peer->ep, lane, a->op, SR_HEAP_REGION, a->roff,
-                                         a->operand, a->compare, a->result_p, &a->req->comp);
-    return a->st != SYMRAIL_ERR_AGAIN;
-}
-
-symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
-                        int pe, uint64_t *result_p)
-{
-    sr_req_t req;
-    sr_amo_post_t a = { pe, op, roff, operand, compare, result_p, &req, SYMRAIL_OK };
-    symrail_status_t st = SYMRAIL_OK;
-    sr_req_init(&req);
-    sr_ctx.stats.atomics++;
-    /* Retried only while the transport says it posted nothing (no room, or
-     * a lane being repaired): an atomic that failed in flight may still have
-     * been applied, and applying it twice would be wrong. */
-    if (!sr_amo_try(&a)) {
-        sr_ctx.stats.backpressure_stalls++;
-        st = sr_wait(sr_amo_try, &a, 0, sr_ctx.env.op_timeout, "atomic");
-    }
-    if (st == SYMRAIL_OK)
-        st = a.st;
-    if (st == SR_TL_INPROGRESS) {
-        req.remaining++;
-        st = sr_req_wait(&req, "atomic");
-    }
-    if (st != SYMRAIL_OK)
-        sr_error("atomic on PE %d failed: %s", pe, symrail_strerror(st));
-    return st;
-}
-
-/*
- * Data, then signal.  Where the data is one slice and a lane applies its
- * requests in order, both go down the same lane back to back and the caller
- * waits once: one round trip instead of two.  Otherwise every slice of the
- * data completes (on every lane) before the signal is posted.
- */
-symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
-                               sr_tl_amo_t op, uint64_t value, int pe)
+/* One slice: no request unless the transport takes it in flight. */
+static __attribute__((noinline)) symrail_status_t sr_rma_one(int is_put, void *local,
+                                                             uint64_t roff, size_t len, int pe,
+                                                             int blocking)
 {
     sr_peer_t *peer = &sr_ctx.peers[pe];
-    symrail_status_t st;
-    sr_ctx.stats.signals++;
-    if (peer->ordered && len > 0 && len <= peer->slice) {
-        int lane = sr_lanes_pick(&peer->lanes, -1);
-        sr_req_t req;
-        sr_req_init(&req);
-        st = lane < 0 ? SYMRAIL_ERR_AGAIN
-                      : peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req.comp);
-        if (st == SYMRAIL_OK || st == SR_TL_INPROGRESS) {
-            sr_ctx.stats.puts++;
-            sr_ctx.stats.put_bytes += len;
-            req.remaining += st == SR_TL_INPROGRESS;
-            st = peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, sig_off, value, 0, NULL,
-                                   &req.comp);
-            int signalled = st == SYMRAIL_OK || st == SR_TL_INPROGRESS;
-            req.remaining += st == SR_TL_INPROGRESS;
-            sr_ctx.stats.atomics += signalled;
-            symrail_status_t wst = sr_req_wait(&req, "put_signal");
-            if (wst == SYMRAIL_OK)
-                return signalled ? SYMRAIL_OK : sr_amo(op, sig_off, value, 0, pe, NULL);
-            /* A failed lane: setting the same value again is harmless, adding
-             * it again is not, so only SET starts over on the general path. */
-            if (op != SR_TL_AMO_SET)
-                return wst;
-        }
+    sr_slice_t *s = sr_slice_alloc();
+    if (sr_unlikely(s == NULL))
+        return SYMRAIL_ERR_NOMEM;
+    s->comp.cb = sr_slice_done;
+    s->comp.flags = 0;
+    s->req = NULL;
+    s->local = local;
+    s->roff = roff;
+    s->len = len;
+    s->pe = pe;
+    s->is_put = (uint8_t)is_put;
+    s->tries = 0;
+    s->inflight = 0;
+    s->lane = sr_lanes_pick(&peer->lanes, -1);
+    symrail_status_t st = sr_slice_post(s);
+    if (sr_likely(st == SYMRAIL_OK)) {
+        peer->unflushed |= (uint8_t)(is_put & peer->local_comp);
+        sr_peer_note(peer, pe, s->lane);
+        sr_slice_release(s);
+        return SYMRAIL_OK;
     }
-    st = len ? sr_rma(1, (void *)src, roff, len, pe, 1) : SYMRAIL_OK;
+    return sr_rma_one_slow(s, st, blocking);
+}
+
+symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    if (is_put) {
+        sr_ctx.stats.puts++;
+        sr_ctx.stats.put_bytes += len;
+    } else {
+        sr_ctx.stats.gets++;
+        sr_ctx.stats.get_bytes += len;
+    }
+    /* Load/store peers: the copy is the whole operation. */
+    if (peer->immediate)
+        return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
+                      : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
+    if (sr_unlikely(len > peer->slice))
+        return sr_rma_sliced(is_put, local, roff, len, pe, blocking);
+    return sr_rma_one(is_put, local, roff, len, pe, blocking);
+}
+
+symrail_status_t sr_peer_flush(int pe, const char *what)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    if (!peer->unflushed)
+        return SYMRAIL_OK;
+    sr_req_t *req = sr_req_get();
+    if (req == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    peer->unflushed = 0;
+    symrail_status_t st = peer->ops->flush(peer->ep, &req->comp);
+    if (st == SR_TL_INPROGRESS) {
+        req->remaining++;
+        st = sr_req_wait(req, what);
+    }
+    sr_req_put(req);
     if (st != SYMRAIL_OK)
-        return st;
-    return sr_amo(op, sig_off, value, 0, pe, NULL);
+        peer->unflushed = 1;  /* the next quiet asks again */
+    return st;
+}
+
+static __attribute__((noinline)) symrail_status_t sr_quiet_slow(void)
+{
+    symrail_status_t st = sr_req_wait(&sr_ctx.nbi, "quiet");
+    for (int i = 0; i < sr_ctx.ntouched; i++) {
+        int pe = sr_ctx.touched[i];
+        sr_peer_t *peer = &sr_ctx.peers[pe];
+        symrail_status_t fst = sr_peer_flush(pe, "quiet");
+        if (st == SYMRAIL_OK)
+            st = fst;
+        peer->touched = 0;
+        peer->fence_lane = SR_LANE_NONE;
+    }
+    sr_ctx.ntouched = 0;
+    return st;
 }
 
 symrail_status_t sr_quiet(void)
 {
     sr_ctx.stats.quiets++;
-    return sr_req_wait(&sr_ctx.nbi, "quiet");
+    if (sr_likely(sr_ctx.nbi.remaining == 0 && sr_ctx.ntouched == 0 &&
+                  sr_ctx.nbi.status == SYMRAIL_OK))
+        return SYMRAIL_OK;
+    return sr_quiet_slow();
+}
+
+static int sr_peer_idle(void *arg)
+{
+    return ((sr_peer_t *)arg)->inflight == 0;
+}
+
+/*
+ * Orders what was posted before against what is posted after, per PE.  A
+ * peer whose operations since the last fence all went down one ordered lane
+ * needs nothing; any other waits for its own operations only.
+ */
+symrail_status_t sr_fence(void)
+{
+    symrail_status_t st = SYMRAIL_OK;
+    for (int i = 0; i < sr_ctx.ntouched && st == SYMRAIL_OK; i++) {
+        int pe = sr_ctx.touched[i];
+        sr_peer_t *peer = &sr_ctx.peers[pe];
+        if (peer->fence_lane == SR_LANE_NONE || (peer->ordered && peer->fence_lane >= 0)) {
+            peer->fence_lane = SR_LANE_NONE;
+            continue;
+        }
+        if (peer->inflight)
+            st = sr_wait(sr_peer_idle, peer, 0, sr_ctx.env.op_timeout, "fence");
+        if (st == SYMRAIL_OK)
+            st = sr_peer_flush(pe, "fence");
+        if (st == SYMRAIL_OK)
+            peer->fence_lane = SR_LANE_NONE;
+    }
+    return st;
 }

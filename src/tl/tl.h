@@ -38,7 +38,13 @@ typedef struct sr_tl_ep  sr_tl_ep_t;
 
 typedef struct sr_tl_comp {
     void (*cb)(struct sr_tl_comp *comp, symrail_status_t status);
+    /* SR_TL_COMP_MORE: more slices of the same transfer follow on this
+     * endpoint, and ep_post_end comes after the last one, so a transport may
+     * hold this work request back to post the transfer as one chain. */
+    uint32_t flags;
 } sr_tl_comp_t;
+
+#define SR_TL_COMP_MORE 1u
 
 typedef enum {
     SR_TL_AMO_FETCH,   /* result = *target */
@@ -88,6 +94,8 @@ typedef struct {
     int    can_sleep;      /* wait_prepare/wait block until a peer touches us */
     int    ordered_lanes;  /* a lane applies its requests at the target in order */
     int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
+    int    immediate;      /* put, get and atomic are applied at the target, in order,
+                            * before they return: the core calls them with comp NULL */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {
@@ -128,9 +136,10 @@ typedef struct sr_tl_ops {
      * comp->cb follows from progress, or the error that an operation met
      * after it had completed locally. */
     symrail_status_t (*flush)(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
-    /* The core has posted every slice of one transfer to ep: a transport
-     * that holds work requests back to post them as one chain posts them
-     * now.  (It must also post what it holds from its progress and flush.) */
+    /* The core has posted every slice of a transfer that it posted with
+     * SR_TL_COMP_MORE: a transport that held work requests back posts them
+     * now as one chain.  (It also posts what it holds before it returns
+     * SYMRAIL_ERR_AGAIN, from its progress and from flush.) */
     void (*ep_post_end)(sr_tl_ep_t *ep);
     /* The application consumed one message that came from ep's peer: its
      * slot may go back to the sender. */

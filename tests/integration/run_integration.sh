@@ -17,6 +17,11 @@ done
 run_case "a peer gone mid-transfer gives an error" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" -n 2 --timeout 60 "$T/t_badinput" killmid
+for tl in shm; do
+    run_case "a stopped peer is unresponsive, then works again ($tl)" 0 \
+        '^ok: a stopped peer is unresponsive' \
+        env SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+done
 # Knobs: a tiny heap makes exhaustion happen for real; few notify slots force
 # senders to wait for room; an unknown variable is warned about.
 run_case "small heap exhaustion message" 0 'raise SYMRAIL_HEAP_SIZE' \

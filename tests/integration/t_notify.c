@@ -2,6 +2,7 @@
  * messages than receive slots (the sender waits for room, never drops). */
 #include "tcommon.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #define PER_PEER 3000
@@ -11,9 +12,63 @@ typedef struct {
     uint32_t seq;
 } hdr_t;
 
-int main(void)
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A receiver that does not consume holds its slots: PE 0's sends to PE 1
+ * stall while PE 1 sleeps (mode "stall"), or fail with a timeout once
+ * SYMRAIL_OP_TIMEOUT is shorter than the sleep (mode "stuck").  Run with 2
+ * PEs and few slots.
+ */
+static int stall_test(int stuck)
+{
+    int me = symrail_my_pe();
+    const char *e = getenv("SYMRAIL_NOTIFY_SLOTS");
+    int slots = e ? atoi(e) : 64, count = 4 * slots;
+    symrail_notify_t msg;
+    T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
+    T_CHECK(symrail_barrier_all());
+    if (me == 1) {
+        struct timespec ts = { stuck ? 3 : 1, 500000000 };
+        nanosleep(&ts, NULL);
+        for (int i = 0; i < (stuck ? slots : count); i++)
+            T_CHECK(symrail_notify_wait(30000, &msg));
+    } else {
+        double t0 = now_s();
+        symrail_status_t st = SYMRAIL_OK;
+        int sent = 0;
+        while (sent < count && (st = symrail_notify_send(1, 7, &sent, sizeof(sent))) == SYMRAIL_OK)
+            sent++;
+        double dt = now_s() - t0;
+        if (stuck) {
+            T_ASSERT(st == SYMRAIL_ERR_TIMEOUT, "send to a receiver that never consumes "
+                     "returned %d (%s), expected a timeout", (int)st, symrail_strerror(st));
+            T_ASSERT(sent == slots, "%d messages went before the timeout, %d slots", sent, slots);
+            printf("ok: notify to a receiver that does not consume times out after %d slots\n",
+                   slots);
+        } else {
+            T_CHECK(st);
+            T_ASSERT(dt > 1.0, "%d messages to a receiver asleep 1.5 s took only %.2f s: "
+                     "the sender did not wait for its %d slots", count, dt, slots);
+            printf("ok: notify sender stalled %.1f s on %d slots until the receiver consumed\n",
+                   dt, slots);
+        }
+    }
+    T_CHECK(symrail_barrier_all());
+    symrail_finalize();
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     symrail_init();
+    if (argc > 1)
+        return stall_test(strcmp(argv[1], "stuck") == 0);
     int me = symrail_my_pe(), n = symrail_n_pes();
     uint32_t *next = calloc((size_t)n, sizeof(uint32_t));
     unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];

@@ -36,6 +36,11 @@ static struct {
     int       outstanding[NLANES];
     int       posted[NLANES];
     int       again;             /* AGAIN answers given */
+    int       stuck_lane;        /* always full; -1 none */
+    int       hold;              /* progress completes nothing */
+    int       local;             /* puts complete at post; flush says when they arrived */
+    int       flushes;
+    sr_tl_comp_t *flush_comp;
     fake_op_t q[MAXOPS];
     int       nq;
     unsigned char done[1 << 20]; /* bytes completed successfully */
@@ -47,7 +52,7 @@ static symrail_status_t fake_rma(sr_tl_ep_t *ep, int lane, void *buf, uint32_t r
     (void)ep, (void)buf, (void)region;
     assert_true(lane >= 0 && lane < NLANES);
     assert_true(fk.weights[lane] != 0);  /* the core never picks a down lane */
-    if (fk.outstanding[lane] >= fk.room) {
+    if (fk.outstanding[lane] >= fk.room || lane == fk.stuck_lane) {
         fk.again++;
         return SYMRAIL_ERR_AGAIN;
     }
@@ -61,12 +66,44 @@ static symrail_status_t fake_rma(sr_tl_ep_t *ep, int lane, void *buf, uint32_t r
 static symrail_status_t fake_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
                                  uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
+    if (fk.local) {
+        fk.posted[lane]++;
+        for (size_t b = 0; b < len; b++)
+            fk.done[roff + b]++;
+        return SYMRAIL_OK;
+    }
     return fake_rma(ep, lane, (void *)src, region, roff, len, comp);
+}
+
+static symrail_status_t fake_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
+{
+    (void)ep;
+    fk.flushes++;
+    fk.flush_comp = comp;
+    return SR_TL_INPROGRESS;
+}
+
+static void fake_nothing(sr_tl_ep_t *ep)
+{
+    (void)ep;
+}
+
+static uint64_t fake_heard(sr_tl_ep_t *ep)
+{
+    (void)ep;
+    return 0;
 }
 
 static int fake_progress(sr_tl_ctx_t *ctx)
 {
     (void)ctx;
+    if (fk.hold)
+        return 0;
+    if (fk.flush_comp) {
+        sr_tl_comp_t *c = fk.flush_comp;
+        fk.flush_comp = NULL;
+        c->cb(c, SYMRAIL_OK);
+    }
     int n = fk.nq;
     fake_op_t q[MAXOPS];
     memcpy(q, fk.q, (size_t)n * sizeof(q[0]));
@@ -115,7 +152,11 @@ static int setup(void **state)
     fk.weights[2] = 1;
     fk.room = 1000;
     fk.failing_lane = -1;
+    fk.stuck_lane = -1;
     fake_ops.put = fake_put;
+    fake_ops.flush = fake_flush;
+    fake_ops.ep_post_end = fake_nothing;
+    fake_ops.ep_heard = fake_heard;
     fake_ops.get = fake_rma;
     fake_ops.progress = fake_progress;
     fake_ops.ep_lanes = fake_lanes;
@@ -131,9 +172,13 @@ static int setup(void **state)
     sr_ctx.peers[0].ops = &fake_ops;
     sr_ctx.peers[0].ep = (sr_tl_ep_t *)&fk;
     sr_ctx.peers[0].slice = 1000;
+    sr_ctx.peers[0].fence_lane = SR_LANE_NONE;
+    sr_ctx.peers[0].ordered = 1;
+    sr_ctx.touched = calloc(1, sizeof(int));
     sr_ctx.tls[0].ops = &fake_ops;
     sr_ctx.ntls = 1;
     sr_req_init(&sr_ctx.nbi);
+    sr_pool_init(&sr_ctx.reqs, sizeof(sr_req_t), 64);
     sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
     sr_peer_lanes_refresh(0);
     return 0;
@@ -143,6 +188,8 @@ static int teardown(void **state)
 {
     (void)state;
     sr_slices_fini();
+    sr_reqs_fini();
+    free(sr_ctx.touched);
     free(sr_ctx.peers);
     free(sr_ctx.pids);
     sr_env_release(&sr_ctx.env);
@@ -248,6 +295,115 @@ static void test_nbi_quiet(void **state)
     assert_int_equal(sr_quiet(), SYMRAIL_OK);
 }
 
+/* A lane that stays full must not keep being offered the slice while
+ * another lane is free (once: 297 "no room" answers from lane 0 and a
+ * timeout while lane 1 was idle). */
+static void test_full_lane_is_passed_over(void **state)
+{
+    (void)state;
+    static char buf[8000];
+    fk.stuck_lane = 1;  /* the heaviest lane: the first one a reset round robin picks */
+    assert_int_equal(sr_rma(1, buf, 0, 8000, 0, 1), SYMRAIL_OK);
+    assert_int_equal(fk.posted[1], 0);
+    assert_each_byte_once(8000);
+}
+
+/* The round robin goes on where it was across a weight refresh. */
+static void test_refresh_keeps_round_robin(void **state)
+{
+    (void)state;
+    sr_lanes_t l;
+    uint32_t w[2] = { 1, 1 };
+    sr_lanes_set(&l, w, 2);
+    int first = sr_lanes_pick(&l, -1);
+    sr_lanes_update(&l, w, 2);
+    assert_int_not_equal(sr_lanes_pick(&l, -1), first);
+}
+
+/* Lane reports from the transport: down, a stale "up", then a newer "up". */
+static void test_lane_events(void **state)
+{
+    (void)state;
+    sr_peer_t *p = &sr_ctx.peers[0];
+    sr_lane_event(NULL, 0, 1, 0, 2);
+    assert_int_equal(p->lanes.weight[1], 0);
+    sr_lane_event(NULL, 0, 1, 2, 1);  /* older than what we know */
+    assert_int_equal(p->lanes.weight[1], 0);
+    sr_lane_event(NULL, 0, 1, 5, 3);  /* repaired */
+    assert_int_equal(p->lanes.weight[1], 5);
+    sr_lane_event(NULL, 7, 1, 0, 9);  /* no such PE: ignored */
+    sr_lane_event(NULL, 0, SR_TL_MAX_LANES, 0, 9);
+}
+
+/* Fills the stack where a finished call's frame was, lets late completions
+ * in, and checks that none of them wrote there. */
+static __attribute__((noinline)) int late_completions_hit_stack(void)
+{
+    volatile unsigned char frame[8192];
+    for (size_t i = 0; i < sizeof(frame); i++)
+        frame[i] = 0x5a;
+    fk.hold = 0;
+    fake_progress(NULL);
+    for (size_t i = 0; i < sizeof(frame); i++)
+        if (frame[i] != 0x5a)
+            return 1;
+    return 0;
+}
+
+/* A blocking call that timed out leaves its request behind, not its frame. */
+static void test_timeout_then_late_completion(void **state)
+{
+    (void)state;
+    static char buf[3000];
+    sr_ctx.env.op_timeout = 50;
+    fk.hold = 1;
+    assert_int_equal(sr_rma(1, buf, 0, 3000, 0, 1), SYMRAIL_ERR_TIMEOUT);
+    assert_true(fk.nq > 0);
+    assert_int_equal(late_completions_hit_stack(), 0);
+    assert_int_equal(fk.nq, 0);
+}
+
+/* A peer whose operations since the last fence all went down one ordered
+ * lane needs no wait; one spread over lanes waits for its own. */
+static void test_fence(void **state)
+{
+    (void)state;
+    static char buf[6000];
+    fk.weights[0] = fk.weights[2] = 0;
+    sr_peer_lanes_refresh(0);
+    assert_int_equal(sr_rma(1, buf, 0, 3000, 0, 0), SYMRAIL_OK);
+    fk.hold = 1;
+    assert_int_equal(sr_fence(), SYMRAIL_OK);  /* one ordered lane: returns at once */
+    assert_true(sr_ctx.peers[0].inflight > 0);
+    fk.hold = 0;
+    fk.weights[0] = fk.weights[2] = 1;
+    sr_peer_lanes_refresh(0);
+    assert_int_equal(sr_rma(1, buf + 3000, 3000, 3000, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_ctx.peers[0].fence_lane, SR_LANE_MANY);
+    assert_int_equal(sr_fence(), SYMRAIL_OK);
+    assert_int_equal(sr_ctx.peers[0].inflight, 0);
+    assert_int_equal(sr_ctx.peers[0].fence_lane, SR_LANE_NONE);
+    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_each_byte_once(6000);
+}
+
+/* Puts that completed locally are flushed by quiet, and only once. */
+static void test_local_completion_flush(void **state)
+{
+    (void)state;
+    static char buf[100];
+    fk.local = 1;
+    sr_ctx.peers[0].local_comp = 1;
+    assert_int_equal(sr_rma(1, buf, 0, 8, 0, 1), SYMRAIL_OK);  /* returns at post */
+    assert_int_equal(sr_rma(1, buf, 8, 8, 0, 0), SYMRAIL_OK);
+    assert_int_equal(fk.flushes, 0);
+    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(fk.flushes, 1);
+    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(fk.flushes, 1);  /* nothing new to flush */
+    assert_each_byte_once(16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +413,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_other_lane, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all_lanes_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nbi_quiet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_lane_is_passed_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_keeps_round_robin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lane_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_then_late_completion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_completion_flush, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

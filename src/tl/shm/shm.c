@@ -170,6 +170,7 @@ static void sr_shm_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     attr_p->max_slice = SIZE_MAX;
     attr_p->can_sleep = 1;
     attr_p->ordered_lanes = 1;  /* copies complete before the call returns */
+    attr_p->immediate = 1;
 }
 
 static symrail_status_t sr_shm_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)

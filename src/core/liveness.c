@@ -1,0 +1,88 @@
+/*
+ * Is a peer still there?  The core answers for every transport, so that
+ * every blocking call ends the same way when a peer dies or stops: local
+ * peers by their process id (and its state in /proc: a stopped process is
+ * alive but will not answer), remote ones by what their transport says
+ * (the connection is gone) and by when it last heard from them.
+ */
+#include "config.h"
+#include "core/ctx.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Peers looked at per call, so that a wait with many peers stays cheap. */
+#define SR_LIVE_BATCH 16
+
+/* Is the process stopped (SIGSTOP, a debugger)?  0 when it cannot tell. */
+static int sr_pid_stopped(int pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses. */
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
+{
+    sr_peer_t *p = &sr_ctx.peers[pe];
+    uint64_t limit = sr_ctx.env.op_timeout * 1000000ull;
+    if (pe == sr_ctx.my_pe || p->ep == NULL)
+        return SYMRAIL_OK;
+    if (p->is_local && sr_ctx.pids[pe] > 0) {
+        if (!sr_pid_alive(sr_ctx.pids[pe]))
+            return SYMRAIL_ERR_PEER_GONE;
+        if (sr_pid_stopped(sr_ctx.pids[pe])) {
+            if (p->stopped_since == 0)
+                p->stopped_since = now_ns;
+            if (limit && now_ns - p->stopped_since >= limit)
+                return SYMRAIL_ERR_PEER_UNRESPONSIVE;
+        } else {
+            p->stopped_since = 0;
+        }
+    }
+    if (p->ops->ep_check(p->ep) == SYMRAIL_ERR_PEER_GONE)
+        return SYMRAIL_ERR_PEER_GONE;
+    uint64_t heard = p->ops->ep_heard(p->ep);
+    if (heard && limit && now_ns > heard && now_ns - heard >= limit)
+        return SYMRAIL_ERR_PEER_UNRESPONSIVE;
+    return SYMRAIL_OK;
+}
+
+int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p)
+{
+    int n = sr_ctx.n_pes;
+    for (int i = 0; i < n && i < SR_LIVE_BATCH; i++) {
+        int pe = sr_ctx.live_next;
+        sr_ctx.live_next = (pe + 1) % n;
+        symrail_status_t st = sr_peer_alive(pe, now_ns);
+        if (st != SYMRAIL_OK) {
+            *st_p = st;
+            return pe;
+        }
+    }
+    return -1;
+}
+
+void sr_peer_fail_log(const char *what, int pe, symrail_status_t st)
+{
+    if (st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
+        sr_error("%s: PE %d (pid %d) is unresponsive: no sign of life for %llu ms "
+                 "(SYMRAIL_OP_TIMEOUT)", what, pe, sr_ctx.pids[pe],
+                 (unsigned long long)sr_ctx.env.op_timeout);
+    else
+        sr_error("%s: PE %d (pid %d) is gone", what, pe, sr_ctx.pids[pe]);
+}

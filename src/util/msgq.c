@@ -1,0 +1,45 @@
+#include "config.h"
+#include "util/msgq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+symrail_status_t sr_msgq_push(sr_msgq_t *q, int src, uint32_t tag, const void *payload,
+                              size_t len)
+{
+    sr_msg_t *m = malloc(sizeof(*m) + len);
+    if (m == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    m->next = NULL;
+    m->src = src;
+    m->tag = tag;
+    m->len = (uint32_t)len;
+    if (len)
+        memcpy(m->payload, payload, len);
+    if (q->tail)
+        q->tail->next = m;
+    else
+        q->head = m;
+    q->tail = m;
+    q->count++;
+    return SYMRAIL_OK;
+}
+
+sr_msg_t *sr_msgq_pop(sr_msgq_t *q)
+{
+    sr_msg_t *m = q->head;
+    if (m == NULL)
+        return NULL;
+    q->head = m->next;
+    if (q->head == NULL)
+        q->tail = NULL;
+    q->count--;
+    return m;
+}
+
+void sr_msgq_clear(sr_msgq_t *q)
+{
+    sr_msg_t *m;
+    while ((m = sr_msgq_pop(q)) != NULL)
+        free(m);
+}

@@ -1,0 +1,33 @@
+/*
+ * A FIFO of notification messages: what a transport's progress thread has
+ * received and not yet handed to the core, and what the core holds until
+ * the application consumes it.  Not locked: its owner decides how.
+ */
+#ifndef SR_UTIL_MSGQ_H
+#define SR_UTIL_MSGQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <symrail.h>
+
+typedef struct sr_msg {
+    struct sr_msg *next;
+    int            src;
+    uint32_t       tag;
+    uint32_t       len;
+    unsigned char  payload[];
+} sr_msg_t;
+
+typedef struct {
+    sr_msg_t *head, *tail;
+    size_t    count;
+} sr_msgq_t;
+
+/* Copies the message in; SYMRAIL_ERR_NOMEM when it cannot. */
+symrail_status_t sr_msgq_push(sr_msgq_t *q, int src, uint32_t tag, const void *payload,
+                              size_t len);
+/* The oldest message, or NULL; the caller frees it with free(). */
+sr_msg_t *sr_msgq_pop(sr_msgq_t *q);
+void sr_msgq_clear(sr_msgq_t *q);
+
+#endif
