@@ -23,6 +23,14 @@ run_case "notification messages (credits, no RNR)" 0 '^ok: notify: 3000' \
     env SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify"
 run_case "SYMRAIL_NOTIFY_SLOTS bounds the messages in flight" 0 '^ok: notify burst waited' \
     env SYMRAIL_NOTIFY_SLOTS=2 T_EXPECT_NOTIFY_STALL=1 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify"
+run_case "notify sender stalls on 2 slots while the receiver does not consume" 0 \
+    '^ok: notify sender stalled' \
+    env SYMRAIL_NOTIFY_SLOTS=2 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stall
+run_case "notify sender stalls with SYMRAIL_IB_NOTIFY_DEPTH=8" 0 '^ok: notify sender stalled' \
+    env SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stall
+run_case "notify to a receiver that never consumes times out" 0 \
+    '^ok: notify to a receiver that does not consume times out after 2 slots' \
+    env SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stuck
 run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero 'SYMRAIL_NOTIFY_SLOTS \(>= 1\) out of range' \
     env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"

@@ -114,6 +114,8 @@ typedef struct {
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
     int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
+    uint32_t       gen;          /* grows with every down and up */
+    uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
@@ -181,7 +183,8 @@ struct sr_tl_ep {
     uint64_t          n_sent;          /* messages sent to the peer */
     uint64_t          n_send_done;     /* their send completions */
     uint64_t          n_recv;          /* messages received and re-posted */
-    uint64_t          n_recv_reported; /* ... of which the peer knows */
+    uint64_t          n_released;      /* ... consumed (application: notify_release) */
+    uint64_t          n_recv_reported; /* ... of n_released, what the peer knows */
     uint64_t          credit_raddr;    /* where the peer counts what we consumed */
     uint32_t          credit_rkey;
     int               nqp_error;
@@ -247,6 +250,7 @@ struct sr_tl_ctx {
     int             fault_init;    /* init step that fails */
     uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired;
     int             repairs_pending;
+    int             lane_events;   /* some lane's gen is not reported yet */
 };
 
 static inline uint32_t sr_ib_psn(uint32_t qpn)
@@ -340,6 +344,7 @@ symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, ui
 void sr_ib_wireup_done(sr_tl_ctx_t *ctx);
 int sr_ib_npoll(sr_tl_ctx_t *ctx);
 void sr_ib_return_credits(sr_tl_ctx_t *ctx);
+void sr_ib_notify_release(sr_tl_ep_t *ep);
 symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                 size_t len, uint32_t flags);
 symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
@@ -348,6 +353,7 @@ symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
 /* repair.c */
 void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
+void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
 
 extern const sr_tl_ops_t sr_tl_verbs_ops;

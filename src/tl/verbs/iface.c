@@ -239,6 +239,8 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
     }
     if (sr_unlikely(ctx->repairs_pending))
         sr_ib_repair(ctx);
+    if (sr_unlikely(ctx->lane_events))
+        sr_ib_lane_report(ctx);
     return total;
 }
 
@@ -304,7 +306,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .notify       = sr_ib_notify,
     .flush        = sr_tl_flush_nothing,
     .ep_post_end  = sr_tl_ep_nothing,
-    .notify_release = sr_tl_ep_nothing,
+    .notify_release = sr_ib_notify_release,
     .ep_heard     = sr_tl_heard_unknown,
     .progress     = sr_ib_progress,
     .ep_check     = sr_ib_ep_check,

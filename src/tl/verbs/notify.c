@@ -90,6 +90,9 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                 /* The slot is free again as soon as its content is copied. */
                 sr_ib_post_recv(ctx, ep->nqp, pe, wc[i].wr_id & 0xffffff);
                 ep->n_recv++;
+                /* The transport consumes its own messages at once. */
+                if (internal)
+                    ep->n_released++;
             } else if (kind == SR_IB_WR_SEND) {
                 ep->n_send_done++;
             }
@@ -100,25 +103,42 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
 }
 
 /* Tells peers how many of their messages we consumed; nlock held. */
+/* Tells the peer how many of its messages were consumed; nlock held. */
+static void sr_ib_return_credit(sr_tl_ep_t *ep)
+{
+    if (ep->n_released == ep->n_recv_reported || ep->nqp_error)
+        return;
+    uint64_t val = ep->n_released;
+    struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = 8, .lkey = 0 };
+    struct ibv_send_wr wr = { .wr_id = SR_IB_WR_CREDIT | ((uint64_t)ep->pe << 24),
+                              .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                              .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *bad;
+    wr.wr.rdma.remote_addr = ep->credit_raddr;
+    wr.wr.rdma.rkey = ep->credit_rkey;
+    int rc = ibv_post_send(ep->nqp, &wr, &bad);
+    if (rc == 0)
+        ep->n_recv_reported = val;
+    else if (rc != ENOMEM)
+        sr_error("verbs: returning credits to PE %d failed: %s", ep->pe, strerror(rc));
+}
+
 void sr_ib_return_credits(sr_tl_ctx_t *ctx)
 {
-    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-        sr_tl_ep_t *ep = ctx->eps[pe];
-        if (ep == NULL || ep->n_recv == ep->n_recv_reported || ep->nqp_error)
-            continue;
-        uint64_t val = ep->n_recv;
-        struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = 8, .lkey = 0 };
-        struct ibv_send_wr wr = { .wr_id = SR_IB_WR_CREDIT | ((uint64_t)pe << 24), .sg_list = &sge,
-                                  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-                                  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *bad;
-        wr.wr.rdma.remote_addr = ep->credit_raddr;
-        wr.wr.rdma.rkey = ep->credit_rkey;
-        int rc = ibv_post_send(ep->nqp, &wr, &bad);
-        if (rc == 0)
-            ep->n_recv_reported = val;
-        else if (rc != ENOMEM)
-            sr_error("verbs: returning credits to PE %d failed: %s", pe, strerror(rc));
-    }
+    for (int pe = 0; pe < ctx->params.n_pes; pe++)
+        if (ctx->eps[pe])
+            sr_ib_return_credit(ctx->eps[pe]);
+}
+
+/* The application consumed a message from ep's peer: its credit goes back
+ * now, not when the message was copied out of its receive buffer, so a
+ * receiver that does not consume stalls its senders. */
+void sr_ib_notify_release(sr_tl_ep_t *ep)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    pthread_mutex_lock(&ctx->nlock);
+    ep->n_released++;
+    sr_ib_return_credit(ep);
+    pthread_mutex_unlock(&ctx->nlock);
 }
 
 static void *sr_ib_thread(void *arg)

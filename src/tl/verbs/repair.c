@@ -12,6 +12,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
         return;
     lane->down = 1;
     lane->state = SR_IB_LANE_DRAIN;
+    lane->gen++;
+    ep->ctx->lane_events = 1;
     lane->asked = 0;
     ep->ctx->repairs_pending = 1;
     /* In error, the QP flushes what it still holds: that is the drain. */
@@ -79,6 +81,8 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->state = SR_IB_LANE_UP;
     lane->down = 0;
     lane->peer_qpn = 0;
+    lane->gen++;
+    ep->ctx->lane_events = 1;
     ep->ctx->n_repaired++;
     sr_info("verbs: lane %d to PE %d on %s:%d repaired (QP %u)", l, ep->pe,
             lane->rail->dev->name, lane->rail->port, lane->qp->qp_num);
@@ -184,5 +188,25 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
             }
         }
         break;
+    }
+}
+
+/* Tells the core which lanes went down or came back since the last call
+ * (from progress, never from inside a post). */
+void sr_ib_lane_report(sr_tl_ctx_t *ctx)
+{
+    ctx->lane_events = 0;
+    if (ctx->params.lane_cb == NULL)
+        return;
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tl_ep_t *ep = ctx->eps[pe];
+        for (int l = 0; ep && l < ep->nlanes; l++) {
+            sr_ib_lane_t *lane = &ep->lanes[l];
+            if (lane->gen == lane->gen_told)
+                continue;
+            lane->gen_told = lane->gen;
+            ctx->params.lane_cb(ctx->params.cb_arg, pe, l, lane->down ? 0 : lane->rail->weight,
+                                lane->gen);
+        }
     }
 }
