@@ -168,7 +168,7 @@ typedef struct {
     uint64_t retries;           /* slices posted again after their lane failed */
     uint64_t repairs;           /* failed lanes (queue pairs) rebuilt and reconnected */
     uint64_t stalls;            /* times a transport had no room and the caller progressed */
-    uint64_t qp_full;           /* ... because a queue pair had SYMRAIL_MAX_WR outstanding */
+    uint64_t qp_full;           /* ... because a queue pair had SYMRAIL_IB_MAX_WR outstanding */
     uint64_t cq_full;           /* ... because a completion queue was full */
     uint32_t nrails;
     struct {

@@ -22,7 +22,7 @@ SR_ENV(heartbeat,     SYMRAIL_HEARTBEAT,     TIME,   "1s", "10ms..1h",
 SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000", "0..1000000000",
        "Polls a waiting call makes before it sleeps on a futex")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
-       "Notification messages one sender may have in flight to one receiver")
+       "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
 SR_ENV(retry_count,   SYMRAIL_RETRY_COUNT,   UINT,   "3", "0..1000",
@@ -31,18 +31,20 @@ SR_ENV(ib_devices,    SYMRAIL_IB_DEVICES,    STRING, "", "*",
        "RDMA rails to use, e.g. mlx5_0:1,mlx5_1 (device[:port]); empty: every active port")
 SR_ENV(ib_gid_index,  SYMRAIL_IB_GID_INDEX,  STRING, "auto", "auto|0..255",
        "GID table index for RoCE; auto prefers RoCE v2 with an IPv4-mapped address")
-SR_ENV(qps_per_peer,  SYMRAIL_QPS_PER_PEER,  UINT,   "2", "1..8",
+SR_ENV(qps_per_peer,  SYMRAIL_IB_QPS_PER_PEER, UINT, "2", "1..8",
        "RDMA queue pairs per peer and rail; slices are spread over them")
-SR_ENV(ib_max_wr,     SYMRAIL_MAX_WR,        UINT,   "256", "4..32768",
+SR_ENV(ib_max_wr,     SYMRAIL_IB_MAX_WR,     UINT,   "256", "4..32768",
        "Outstanding work requests per queue pair")
-SR_ENV(ib_cq_size,    SYMRAIL_CQ_SIZE,       UINT,   "4096", "4..4194304",
+SR_ENV(ib_cq_size,    SYMRAIL_IB_CQ_SIZE,    UINT,   "4096", "4..4194304",
        "Completion queue entries per device; outstanding completions never exceed it")
 SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256", "4..65536",
-       "Receive buffers pre-posted per peer for notifications and signals over RDMA")
+       "Receive buffers pre-posted per peer for notifications and signals over RDMA; at most SYMRAIL_NOTIFY_SLOTS of them carry application messages, the rest stay free for the transport's own (lane repair)")
 SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2", "0..1000",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
-SR_ENV(fault_qp,      SYMRAIL_FAULT_QP_ERROR, STRING, "", "*",
-       "Testing only: LANE:N breaks lane LANE after N slices (RDMA: its queue pair goes to the error state; TCP: its connection is shut down)")
+SR_ENV(ib_fault_qp,   SYMRAIL_IB_FAULT_QP_ERROR, STRING, "", "*",
+       "Testing only: LANE:N[:M] puts RDMA lane LANE's queue pair in the error state after N slices; the first M lane-repair messages then cannot be sent (retried later)")
+SR_ENV(ib_fault_init, SYMRAIL_IB_FAULT_INIT, UINT,   "0", "0..16",
+       "Testing only: step N (1, 2, ...) of RDMA transport init fails as if out of memory")
 SR_ENV(tcp_fault_conn, SYMRAIL_TCP_FAULT_CONN, STRING, "", "*",
        "Testing only: LANE:N shuts down the connection of TCP lane LANE after N slices")
 SR_ENV(stats,         SYMRAIL_STATS,         BOOL,   "0", "0..1",

@@ -53,12 +53,12 @@ run_case "tcp: lane broken mid-transfer, slices retried on another lane" 0 \
     env SYMRAIL_TCP_FAULT_CONN=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 \
     "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
 # The verbs fault hook is not the TCP one.
-run_case "tcp: SYMRAIL_FAULT_QP_ERROR does not break TCP lanes" 0 '^ok: put_nbi' \
-    env SYMRAIL_FAULT_QP_ERROR=0:20 T_MAX_SIZE=262147 "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
+run_case "tcp: SYMRAIL_IB_FAULT_QP_ERROR does not break TCP lanes" 0 '^ok: put_nbi' \
+    env SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_MAX_SIZE=262147 "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
 if grep -q 'test fault hook' "$outdir/out"; then
-    result "tcp: SYMRAIL_FAULT_QP_ERROR arms no TCP fault hook" "a TCP lane armed it"
+    result "tcp: SYMRAIL_IB_FAULT_QP_ERROR arms no TCP fault hook" "a TCP lane armed it"
 else
-    result "tcp: SYMRAIL_FAULT_QP_ERROR arms no TCP fault hook" ""
+    result "tcp: SYMRAIL_IB_FAULT_QP_ERROR arms no TCP fault hook" ""
 fi
 
 # Backpressure: past the requests and bytes a lane may have in flight.

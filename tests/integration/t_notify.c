@@ -3,6 +3,7 @@
 #include "tcommon.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #define PER_PEER 3000
 
@@ -178,6 +179,29 @@ int main(int argc, char **argv)
     T_CHECK(symrail_notify_wait(1000, &msg));
     T_ASSERT(msg.src_pe == me && msg.tag == 42 && msg.len == 0, "self message wrong");
     t_pass("notify to self with empty payload");
+
+    /* T_EXPECT_NOTIFY_STALL: a burst far beyond SYMRAIL_NOTIFY_SLOTS must make
+     * the sender wait for the receiver (counted as a stall), not overrun it. */
+    if (t_env("T_EXPECT_NOTIFY_STALL", 0) && symrail_n_pes() > 1) {
+        symrail_stats_t s0, s1;
+        const int burst = 100;
+        T_CHECK(symrail_barrier_all());
+        T_CHECK(symrail_stats(&s0));
+        if (me == 0)
+            for (int i = 0; i < burst; i++)
+                T_CHECK(symrail_notify_send(1, 7, NULL, 0));
+        if (me == 1) {
+            usleep(300000);  /* the sender meets full slots, whatever the machine's speed */
+            for (int i = 0; i < burst; i++)
+                T_CHECK(symrail_notify_wait(30000, &msg));
+        }
+        T_CHECK(symrail_stats(&s1));
+        if (me == 0)
+            T_ASSERT(s1.stalls > s0.stalls, "a burst of %d messages never waited for the "
+                     "receiver's slots", burst);
+        T_CHECK(symrail_barrier_all());
+        t_pass("notify burst waited for the receiver's slots");
+    }
 
     free(next);
     symrail_finalize();

@@ -1,6 +1,6 @@
 /*
  * nbi storm: far more slices in flight than the transport has room for (run
- * with a small SYMRAIL_MAX_WR or SYMRAIL_CQ_SIZE).  Nothing may fail or be
+ * with a small SYMRAIL_IB_MAX_WR or SYMRAIL_IB_CQ_SIZE).  Nothing may fail or be
  * lost; with T_EXPECT_STALLS=qp or =cq the matching counter must show that
  * the backpressure was hit and handled.
  */

@@ -22,7 +22,7 @@
 #   --log FILE   also keep every program's raw output in FILE
 #
 # SYMRAIL_* variables set by the caller reach the guest (for experiments:
-# SYMRAIL_SLICE_SIZE=1M, SYMRAIL_QPS_PER_PEER=1, ...), except that
+# SYMRAIL_SLICE_SIZE=1M, SYMRAIL_IB_QPS_PER_PEER=1, ...), except that
 # SYMRAIL_TRANSPORTS and SYMRAIL_IB_DEVICES are always verbs and rxe0;
 # SYMRAIL_HEAP_SIZE defaults to 256M.  The guest gets RXE_BENCH_MEM MiB
 # (default 3072) and RXE_BENCH_TIMEOUT seconds (default 900).  Exit 77 when

@@ -14,19 +14,44 @@ run_case "put/get 1 B .. 4 MiB, two rails, both carry data" 0 'PE 1: rail rxe1:1
     env T_EXPECT_RAILS=2 "$SYMRUN" -n 2 --timeout 400 "$T/t_rma"
 run_case "put/get with 3 PEs" 0 '^ok: all-to-all' \
     env T_MAX_SIZE=262147 "$SYMRUN" -n 3 --timeout 400 "$T/t_rma"
-run_case "nbi storm past SYMRAIL_MAX_WR x QPs" 0 'qp full [1-9]' \
-    env SYMRAIL_MAX_WR=4 SYMRAIL_QPS_PER_PEER=1 T_EXPECT_STALLS=qp "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
+run_case "nbi storm past SYMRAIL_IB_MAX_WR x QPs" 0 'qp full [1-9]' \
+    env SYMRAIL_IB_MAX_WR=4 SYMRAIL_IB_QPS_PER_PEER=1 T_EXPECT_STALLS=qp "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
 run_case "nbi storm past the CQ size" 0 'cq full [1-9]' \
-    env SYMRAIL_CQ_SIZE=8 T_EXPECT_STALLS=cq "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
+    env SYMRAIL_IB_CQ_SIZE=8 T_EXPECT_STALLS=cq "$SYMRUN" --timeout 400 -n 2 "$T/t_storm"
 run_case "put_signal ordering over two rails" 0 '^ok: put_signal ADD' "$SYMRUN" --timeout 400 -n 2 "$T/t_signal"
 run_case "notification messages (credits, no RNR)" 0 '^ok: notify: 3000' \
     env SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify"
+run_case "SYMRAIL_NOTIFY_SLOTS bounds the messages in flight" 0 '^ok: notify burst waited' \
+    env SYMRAIL_NOTIFY_SLOTS=2 T_EXPECT_NOTIFY_STALL=1 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify"
+run_case "notify sender stalls on 2 slots while the receiver does not consume" 0 \
+    '^ok: notify sender stalled' \
+    env SYMRAIL_NOTIFY_SLOTS=2 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stall
+run_case "notify sender stalls with SYMRAIL_IB_NOTIFY_DEPTH=8" 0 '^ok: notify sender stalled' \
+    env SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stall
+run_case "notify to a receiver that never consumes times out" 0 \
+    '^ok: notify to a receiver that does not consume times out after 2 slots' \
+    env SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stuck
+run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero 'SYMRAIL_NOTIFY_SLOTS \(>= 1\) out of range' \
+    env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
     "lanes repaired" \
-    env SYMRAIL_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+    env SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+run_case "lane repair survives repair messages that could not be sent at first" 0 \
+    "lanes repaired" \
+    env SYMRAIL_IB_FAULT_QP_ERROR=0:20:2 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+# Every step of init failing leaves a clean error, never a crash in fini.
+for step in 1 2 3 4; do
+    run_case "init step $step failing ends cleanly" nonzero "init step $step fails" \
+        env SYMRAIL_IB_FAULT_INIT=$step "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
+    if grep -Eqi 'signal|segmentation|core dumped' "$outdir/out"; then
+        echo "FAIL: init step $step failing: a rank crashed"
+        sed 's/^/    | /' "$outdir/out" | tail -n 10
+        nfail=$((nfail + 1))
+    fi
+done
 run_case "peer gone mid-transfer gives an error in time" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput" killmid

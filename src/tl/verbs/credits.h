@@ -4,7 +4,9 @@
  *
  * The receiver pre-posts `depth` buffers per sender and re-posts each one as
  * soon as its message is copied out; it then tells the sender how many it
- * has consumed (an RDMA write of a counter).  The sender may have at most
+ * has consumed (an RDMA write of a counter; an application message counts
+ * once the application has taken it, notify_release, the transport's own at
+ * once).  The sender may have at most
  * `depth` messages the receiver has not consumed, so a receive buffer is
  * always posted for every message on the wire: no RNR, ever.  A send slot is
  * reused only after its send completion, which bounds slots the same way.

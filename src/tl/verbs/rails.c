@@ -494,3 +494,75 @@ void sr_rails_format(const sr_rail_t *rails, int n, char *buf, size_t len)
         used += (size_t)w;
     }
 }
+
+/* ---- pairing by reachability ---------------------------------------------- */
+
+static int sr_rails_v4mapped(const uint8_t *gid)
+{
+    static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+    return memcmp(gid, pfx, 12) == 0;
+}
+
+static int sr_rails_zero(const uint8_t *gid)
+{
+    static const uint8_t zero[16];
+    return memcmp(gid, zero, 16) == 0;
+}
+
+/* Do the first `bits` bits of x and y agree? */
+static int sr_rails_prefix_eq(const uint8_t *x, const uint8_t *y, uint32_t bits)
+{
+    uint32_t bytes = bits / 8, rest = bits % 8;
+    if (memcmp(x, y, bytes) != 0)
+        return 0;
+    if (rest == 0)
+        return 1;
+    uint8_t mask = (uint8_t)(0xff << (8 - rest));
+    return (x[bytes] & mask) == (y[bytes] & mask);
+}
+
+int sr_rails_reach(const sr_rail_link_t *a, const sr_rail_link_t *b)
+{
+    if (a->is_eth != b->is_eth)
+        return 0;
+    if (!a->is_eth) {
+        if (sr_rails_zero(a->gid) || sr_rails_zero(b->gid))
+            return 1;
+        return sr_rails_prefix_eq(a->gid, b->gid, 64);
+    }
+    int v4a = sr_rails_v4mapped(a->gid), v4b = sr_rails_v4mapped(b->gid);
+    if (v4a != v4b)
+        return 0;
+    if (v4a) {
+        uint32_t bits = a->prefix_bits < b->prefix_bits ? a->prefix_bits : b->prefix_bits;
+        if (bits > 32)
+            bits = 32;
+        return sr_rails_prefix_eq(a->gid + 12, b->gid + 12, bits);
+    }
+    return sr_rails_prefix_eq(a->gid, b->gid, 64);
+}
+
+void sr_rails_pair(const sr_rail_link_t *a, int na, const sr_rail_link_t *b, int nb,
+                   int *pair_p)
+{
+    uint64_t taken = 0;  /* rails of b already paired (at most 64) */
+    if (nb > 64)
+        nb = 64;
+    for (int i = 0; i < na; i++) {
+        pair_p[i] = -1;
+        if (i < nb && !(taken >> i & 1) && sr_rails_reach(&a[i], &b[i])) {
+            pair_p[i] = i;
+        } else {
+            for (int j = 0; j < nb; j++) {
+                /* Leave b[j] to a[j] when that pair will want it. */
+                if (taken >> j & 1 || !sr_rails_reach(&a[i], &b[j]) ||
+                    (j > i && j < na && sr_rails_reach(&a[j], &b[j])))
+                    continue;
+                pair_p[i] = j;
+                break;
+            }
+        }
+        if (pair_p[i] >= 0)
+            taken |= 1ull << pair_p[i];
+    }
+}

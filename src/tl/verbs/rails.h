@@ -93,4 +93,31 @@ symrail_status_t sr_rails_rank(hwloc_topology_t topo, hwloc_const_cpuset_t cpuse
  */
 void sr_rails_format(const sr_rail_t *rails, int n, char *buf, size_t len);
 
+/*
+ * Pairing the rails of two PEs by reachability.  A rail's link as its peers
+ * see it: link layer, GID and, for RoCE, the prefix length of the address on
+ * its network interface (0: unknown).  Two rails reach each other when
+ * their link layers match and their GIDs share a subnet: InfiniBand and
+ * RoCE over IPv6 by the 64-bit subnet prefix (an all-zero GID, an
+ * InfiniBand port without one, matches any); RoCE over IPv4 by the shorter
+ * of the two prefixes (unknown on either side: any IPv4 address).
+ */
+typedef struct {
+    int      is_eth;
+    uint8_t  gid[16];
+    uint32_t prefix_bits;
+} sr_rail_link_t;
+
+int sr_rails_reach(const sr_rail_link_t *a, const sr_rail_link_t *b);
+
+/*
+ * Pairs rails a[0..na) of the lower-numbered PE with b[0..nb) of the
+ * higher-numbered one, one to one: pair_p[i] is the rail of b that a[i]
+ * uses, or -1 when none is left that it reaches.  a[i] takes b[i] when it
+ * reaches it and b[i] is free, else the first free rail of b it reaches.
+ * Both PEs compute the same pairing from the same two lists.
+ */
+void sr_rails_pair(const sr_rail_link_t *a, int na, const sr_rail_link_t *b, int nb,
+                   int *pair_p);
+
 #endif

@@ -1,0 +1,361 @@
+/*
+ * RDMA verbs transport (RC queue pairs).
+ *
+ * Rails are the active (device, port) pairs.  Every peer gets
+ * SYMRAIL_IB_QPS_PER_PEER data QPs on each rail: the lanes the core sprays
+ * slices over.  All QP numbers for all peers travel in this PE's address
+ * blob, so one PMIx fence connects the whole job.
+ *
+ * Backpressure has two levels: a lane accepts a work request only while its
+ * QP has fewer than SYMRAIL_IB_MAX_WR outstanding, and only while its device's
+ * CQ has room for one more completion; otherwise the op returns
+ * SYMRAIL_ERR_AGAIN and the core progresses.  So ibv_post_send never fails
+ * for lack of room and a CQ never overruns.
+ *
+ * Notifications use one more RC QP per peer (on the first rail) with its own
+ * CQ and pre-posted receive buffers.  Credits: a receiver writes the count of
+ * messages it has consumed (and re-posted buffers for) into the sender's
+ * memory with an RDMA WRITE; a sender never has more than the receive depth
+ * in flight, so there is never an RNR.  A progress thread keeps receive
+ * buffers posted while the application computes.
+ */
+#ifndef SR_TL_VERBS_IB_H
+#define SR_TL_VERBS_IB_H
+
+#include "tl/tl.h"
+#include "tl/verbs/credits.h"
+#include "tl/verbs/rails.h"
+#include "util/log.h"
+#include "util/pool.h"
+#include "util/sys.h"
+
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SR_IB_MAGIC        0x7372696276310000ull  /* "sribv1" */
+#define SR_IB_MAX_RAILS    8
+#define SR_IB_MAX_REGIONS  4
+#define SR_IB_NAME_LEN     32
+#define SR_IB_MSG_HDR      8
+#define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SYMRAIL_NOTIFY_MAX_PAYLOAD)
+/* Receive buffers per peer kept for the transport's own messages. */
+#define SR_IB_CTL_RESERVE  2
+#define SR_IB_AMO_SLOTS    64
+#define SR_IB_BOUNCE_SLOTS 64
+#define SR_IB_POLL_BATCH   64
+/* Ack timeout 4.096 us * 2^16 = 268 ms, 7 retries: a dead peer shows as a
+ * completion error in about 2 s, a slow emulated peer does not. */
+#define SR_IB_QP_TIMEOUT   16
+#define SR_IB_QP_RETRY     7
+
+/* wr_id of notify-channel work requests: kind in the top bits. */
+#define SR_IB_WR_RECV   (1ull << 62)
+#define SR_IB_WR_SEND   (2ull << 62)
+#define SR_IB_WR_CREDIT (3ull << 62)
+#define SR_IB_WR_KIND(x) ((x) & (3ull << 62))
+
+typedef struct sr_ib_dev {
+    struct ibv_context *ctx;
+    struct ibv_pd      *pd;
+    struct ibv_cq      *cq;
+    struct ibv_mr      *mr[SR_IB_MAX_REGIONS];
+    struct ibv_mr      *scratch_mr;
+    char                name[SR_IB_NAME_LEN];
+    uint32_t            cq_size;
+    _Alignas(SR_CACHE_LINE) uint32_t cq_outstanding;
+} sr_ib_dev_t;
+
+typedef struct {
+    sr_ib_dev_t   *dev;
+    int            port;
+    int            gid_index;
+    union ibv_gid  gid;
+    uint16_t       lid;
+    uint8_t        mtu;          /* enum ibv_mtu */
+    uint8_t        is_eth;
+    uint32_t       prefix_bits;  /* RoCE over IPv4: netmask length of its address; 0 unknown */
+    uint32_t       weight;
+    uint64_t       speed_mbps;
+    uint64_t       bytes;        /* put/get data carried */
+    uint64_t       slices;
+} sr_ib_rail_t;
+
+/*
+ * A lane whose QP failed is repaired: it drains (every outstanding WR
+ * completes, flushed), then the lower-numbered PE of the pair creates a new
+ * QP and sends its number over the notify channel (RECONNECT); the other PE
+ * drains its side too, creates and connects its new QP and answers (ACK).
+ * A higher-numbered PE that sees the failure first asks for this (REQUEST).
+ */
+typedef enum {
+    SR_IB_LANE_UP = 0,
+    SR_IB_LANE_DRAIN,     /* in error, waiting for outstanding WRs to flush */
+    SR_IB_LANE_TELL,      /* lower PE: new QP made, RECONNECT not sent yet */
+    SR_IB_LANE_WAIT,      /* lower PE: RECONNECT sent, waiting for the peer's ACK */
+    SR_IB_LANE_ANSWER,    /* higher PE: new QP connected, ACK not sent yet */
+    SR_IB_LANE_DEAD,      /* beyond repair */
+} sr_ib_lane_state_t;
+
+#define SR_IB_MAX_REPAIRS 3
+
+typedef struct {
+    struct ibv_qp *qp;
+    sr_ib_rail_t  *rail;
+    int            down;         /* not usable now (any state but UP) */
+    int            state;
+    int            repairs;
+    int            asked;        /* REQUEST sent for this outage */
+    uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
+    uint32_t       rqpn;         /* the peer's QP this lane is connected to */
+    int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
+    uint32_t       gen;          /* grows with every down and up */
+    uint32_t       gen_told;     /* ... the last one reported through lane_cb */
+    uint64_t       posted;       /* for the test fault hook */
+    _Alignas(SR_CACHE_LINE) uint32_t outstanding;
+} sr_ib_lane_t;
+
+/* Internal notify messages: flagged in the length word, never shown to users. */
+#define SR_IB_MSG_INTERNAL 0x80000000u
+enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3 };
+typedef struct {
+    uint32_t op;
+    uint32_t lane;
+    uint32_t qpn;
+} sr_ib_ctl_t;
+
+/* One outstanding data work request; its address is the wr_id. */
+typedef struct sr_ib_op {
+    sr_tl_comp_t     *comp;
+    struct sr_tl_ep  *ep;
+    sr_ib_lane_t     *lane;
+    void             *dst;       /* get through a bounce buffer, or atomic result */
+    size_t            len;
+    int               bounce;    /* bounce slot or -1 */
+    int               amo_slot;  /* atomic result slot or -1 */
+    int               amo_loop;  /* SET/SWAP built from compare-swap */
+    uint64_t          expect, operand, raddr;
+    uint32_t          rkey;
+} sr_ib_op_t;
+
+/* What a peer publishes for each rail. */
+typedef struct {
+    char     dev[SR_IB_NAME_LEN];
+    uint8_t  gid[16];
+    uint32_t port;
+    uint32_t lid;
+    uint32_t mtu;
+    uint32_t is_eth;
+    uint32_t prefix_bits;
+    uint32_t rkey[SR_IB_MAX_REGIONS];
+    uint32_t scratch_rkey;
+} sr_ib_rail_addr_t;
+
+typedef struct {
+    uint64_t magic;
+    int32_t  pid;
+    uint32_t nrails;
+    uint32_t n_pes;
+    uint32_t qpp;
+    uint32_t depth;
+    uint32_t pad;
+    uint64_t region_addr[SR_IB_MAX_REGIONS];
+    uint64_t scratch_addr;
+    /* then: sr_ib_rail_addr_t[nrails], uint32_t qpn[n_pes][nrails * qpp + 1] */
+} sr_ib_addr_hdr_t;
+
+struct sr_tl_ep {
+    struct sr_tl_ctx *ctx;
+    int               pe;
+    int               pid;
+    int               local;
+    int               nlanes;
+    sr_ib_lane_t     *lanes;
+    uint64_t          raddr[SR_IB_MAX_REGIONS];
+    uint32_t          rkey[SR_IB_MAX_RAILS][SR_IB_MAX_REGIONS];
+    /* notify channel (guarded by ctx->nlock) */
+    struct ibv_qp    *nqp;
+    uint64_t          n_sent;          /* messages sent to the peer */
+    uint64_t          n_send_done;     /* their send completions */
+    uint64_t          n_recv;          /* messages received and re-posted */
+    uint64_t          n_released;      /* ... consumed (application: notify_release) */
+    uint64_t          n_recv_reported; /* ... of n_released, what the peer knows */
+    uint64_t          credit_raddr;    /* where the peer counts what we consumed */
+    uint32_t          credit_rkey;
+    int               nqp_error;
+    sr_ib_rail_addr_t rail_addr[SR_IB_MAX_RAILS];  /* to reconnect repaired lanes */
+    /* The last word we set there and its value: the first guess of the next
+     * compare-swap loop, right for flags and counters a PE keeps setting. */
+    uint64_t          guess_raddr, guess_val;
+};
+
+typedef struct sr_ib_msg {
+    struct sr_ib_msg *next;
+    int               src;
+    uint32_t          tag;
+    uint32_t          len;
+    unsigned char     payload[];
+} sr_ib_msg_t;
+
+struct sr_tl_ctx {
+    sr_tl_params_t  params;
+    sr_ib_dev_t     devs[SR_IB_MAX_RAILS];
+    int             ndevs;
+    sr_ib_rail_t    rails[SR_IB_MAX_RAILS];
+    int             nrails;
+    uint32_t        qpp;
+    uint32_t        max_wr;
+    uint32_t        depth;         /* receive buffers per peer */
+    uint32_t        slots;         /* ... of which application messages may take */
+    int             max_inline;
+    sr_tl_mem_t     regions[SR_IB_MAX_REGIONS];
+    uint32_t        nregions;
+    uint8_t        *use;           /* [n_pes]: peers reached over verbs */
+    sr_ib_lane_t   *lanes;         /* [n_pes][nrails * qpp] */
+    struct ibv_qp **nqps;          /* [n_pes] */
+    sr_tl_ep_t    **eps;           /* [n_pes] */
+
+    /* Registered scratch: credits, atomic results, notify slots, bounce. */
+    char           *scratch;
+    size_t          scratch_len;
+    uint64_t       *credits;       /* [n_pes]: messages each peer consumed of ours */
+    uint64_t       *amo_res;       /* [SR_IB_AMO_SLOTS] */
+    char           *recv_slots;    /* [n_pes][depth][SR_IB_MSG_SIZE] */
+    char           *send_slots;    /* [n_pes][depth][SR_IB_MSG_SIZE] */
+    char           *bounce;        /* [SR_IB_BOUNCE_SLOTS][bounce_len] */
+    size_t          bounce_len;
+    uint64_t        amo_free;      /* bitmap */
+    uint64_t        bounce_free;   /* bitmap */
+
+    sr_pool_t       ops;           /* sr_ib_op_t */
+
+    /* Notify channel, shared with the progress thread. */
+    pthread_mutex_t nlock;
+    struct ibv_comp_channel *nch;
+    struct ibv_cq  *ncq;
+    sr_ib_msg_t    *mq_head, *mq_tail;
+    pthread_t       thread;
+    int             thread_up;
+    volatile int    stop;
+    int             wake_pipe[2];
+
+    int             fault_lane;
+    uint64_t        fault_after;
+    uint32_t        fault_ctl;     /* repair messages still to be refused */
+    int             fault_init;    /* init step that fails */
+    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired;
+    int             repairs_pending;
+    int             lane_events;   /* some lane's gen is not reported yet */
+};
+
+static inline uint32_t sr_ib_psn(uint32_t qpn)
+{
+    return (qpn * 2654435761u) & 0xffffff;
+}
+
+static inline int sr_ib_bit_take(uint64_t *map)
+{
+    if (*map == 0)
+        return -1;
+    int i = __builtin_ctzll(*map);
+    *map &= ~(1ull << i);
+    return i;
+}
+
+static inline char *sr_ib_slot(char *base, sr_tl_ctx_t *ctx, int pe, uint64_t i)
+{
+    return base + ((size_t)pe * ctx->depth + (size_t)(i % ctx->depth)) * SR_IB_MSG_SIZE;
+}
+
+/* lkey of [addr, addr+len) on `dev` when it lies in a registered region. */
+static inline int sr_ib_lkey(sr_tl_ctx_t *ctx, sr_ib_dev_t *dev, const void *addr, size_t len,
+                             uint32_t *lkey_p)
+{
+    uintptr_t a = (uintptr_t)addr;
+    for (uint32_t r = 0; r < ctx->nregions; r++) {
+        uintptr_t lo = (uintptr_t)ctx->regions[r].addr;
+        if (dev->mr[r] && a >= lo && a - lo <= ctx->regions[r].len &&
+            len <= ctx->regions[r].len - (a - lo)) {
+            *lkey_p = dev->mr[r]->lkey;
+            return 1;
+        }
+    }
+    uintptr_t slo = (uintptr_t)ctx->scratch;
+    if (a >= slo && a + len <= slo + ctx->scratch_len) {
+        *lkey_p = dev->scratch_mr->lkey;
+        return 1;
+    }
+    return 0;
+}
+
+static inline int sr_ib_room(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
+{
+    if (sr_unlikely(lane->outstanding >= ep->ctx->max_wr)) {
+        ep->ctx->n_qp_full++;
+        return 0;
+    }
+    if (sr_unlikely(lane->rail->dev->cq_outstanding >= lane->rail->dev->cq_size)) {
+        ep->ctx->n_cq_full++;
+        return 0;
+    }
+    return 1;
+}
+
+/* device.c */
+void sr_ib_dev_close(sr_ib_dev_t *dev);
+symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx);
+void sr_ib_weigh_rails(sr_tl_ctx_t *ctx);
+
+/* md.c */
+symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx);
+sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx);
+void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op);
+symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+
+/* qp.c */
+struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
+                               uint32_t send_wr, uint32_t recv_wr);
+symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
+                                  const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe);
+symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
+int sr_ib_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
+symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                               sr_tl_ep_t **ep_p);
+void sr_ib_disconnect(sr_tl_ep_t *ep);
+int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
+
+/* rma.c */
+symrail_status_t sr_ib_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
+                           uint64_t roff, size_t len, sr_tl_comp_t *comp);
+symrail_status_t sr_ib_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
+                           uint64_t roff, size_t len, sr_tl_comp_t *comp);
+symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
+                              uint32_t region, uint64_t roff, uint64_t operand,
+                              uint64_t compare, uint64_t *result_p, sr_tl_comp_t *comp);
+void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc);
+
+/* notify.c */
+symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, uint64_t i);
+void sr_ib_wireup_done(sr_tl_ctx_t *ctx);
+int sr_ib_npoll(sr_tl_ctx_t *ctx);
+void sr_ib_return_credits(sr_tl_ctx_t *ctx);
+void sr_ib_notify_release(sr_tl_ep_t *ep);
+symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                size_t len, uint32_t flags);
+symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                              size_t len);
+
+/* repair.c */
+void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
+void sr_ib_repair(sr_tl_ctx_t *ctx);
+void sr_ib_lane_report(sr_tl_ctx_t *ctx);
+void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
+
+extern const sr_tl_ops_t sr_tl_verbs_ops;
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * RDMA verbs transport. Transport entry points: init and fini, attributes, progress, liveness, counters,
+ * and the ops table.
+ */
+#include "config.h"
+#include "tl/verbs/ib.h"
+
+/* ---- init / fini -------------------------------------------------------------------- */
+
+static symrail_status_t sr_ib_parse_fault(sr_tl_ctx_t *ctx)
+{
+    const char *f = ctx->params.env->ib_fault_qp;
+    ctx->fault_lane = -1;
+    ctx->fault_init = (int)ctx->params.env->ib_fault_init;
+    if (f == NULL || *f == '\0')
+        return SYMRAIL_OK;
+    int lane;
+    unsigned long long after, ctl = 0;
+    int n = sscanf(f, "%d:%llu:%llu", &lane, &after, &ctl);
+    if (n < 2 || lane < 0) {
+        sr_error("SYMRAIL_IB_FAULT_QP_ERROR='%s' is not LANE:N[:M]", f);
+        return SYMRAIL_ERR_INVALID;
+    }
+    ctx->fault_lane = lane;
+    ctx->fault_after = after;
+    ctx->fault_ctl = (uint32_t)ctl;
+    sr_warn("verbs: test fault hook armed: lane %d fails after %llu slices, then %llu repair "
+            "messages cannot be sent", lane, after, ctl);
+    return SYMRAIL_OK;
+}
+
+/* Testing only: step `step` of init fails as if out of memory, so that every
+ * partial state is seen by fini. */
+static int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step)
+{
+    if (sr_likely(ctx->fault_init != step))
+        return 0;
+    sr_warn("verbs: test fault hook: init step %d fails (SYMRAIL_IB_FAULT_INIT)", step);
+    return 1;
+}
+
+static void sr_ib_fini(sr_tl_ctx_t *ctx);
+
+static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
+{
+    symrail_status_t st;
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ctx->params = *params;
+    ctx->qpp = (uint32_t)params->env->qps_per_peer;
+    ctx->max_wr = (uint32_t)params->env->ib_max_wr;
+    ctx->depth = (uint32_t)params->env->ib_recv_depth;
+    ctx->slots = (uint32_t)params->env->notify_slots;
+    ctx->max_inline = -1;
+    ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
+    pthread_mutex_init(&ctx->nlock, NULL);
+    sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
+    if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536 ||
+        ctx->slots < 1) {
+        sr_error("verbs: SYMRAIL_IB_QPS_PER_PEER (1..8), SYMRAIL_IB_MAX_WR (>= 4), "
+                 "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) or SYMRAIL_NOTIFY_SLOTS (>= 1) out of range");
+        st = SYMRAIL_ERR_INVALID;
+        goto err;
+    }
+    /* Application messages never take the last SR_IB_CTL_RESERVE buffers, so
+     * a lane repair can always be negotiated, even against a receiver that
+     * does not consume. */
+    if (ctx->slots > ctx->depth - SR_IB_CTL_RESERVE) {
+        sr_info("verbs: SYMRAIL_NOTIFY_SLOTS=%u is more than SYMRAIL_IB_NOTIFY_DEPTH=%u allows: "
+                "using %u", ctx->slots, ctx->depth, ctx->depth - SR_IB_CTL_RESERVE);
+        ctx->slots = ctx->depth - SR_IB_CTL_RESERVE;
+    }
+    st = sr_ib_parse_fault(ctx);
+    if (st != SYMRAIL_OK)
+        goto err;
+    st = sr_ib_find_rails(ctx);
+    if (st != SYMRAIL_OK)
+        goto err;
+    if (ctx->nrails * ctx->qpp > SR_TL_MAX_LANES) {
+        ctx->qpp = SR_TL_MAX_LANES / (uint32_t)ctx->nrails;
+        sr_warn("verbs: %d rails: using %u QPs per peer and rail", ctx->nrails, ctx->qpp);
+    }
+    sr_ib_weigh_rails(ctx);
+    st = sr_ib_scratch_init(ctx);
+    if (st != SYMRAIL_OK)
+        goto err;
+
+    int n = params->n_pes;
+    ctx->use = calloc((size_t)n, 1);
+    ctx->lanes = calloc((size_t)n * (size_t)ctx->nrails * ctx->qpp, sizeof(*ctx->lanes));
+    ctx->nqps = sr_ib_init_fault(ctx, 1) ? NULL : calloc((size_t)n, sizeof(*ctx->nqps));
+    ctx->eps = calloc((size_t)n, sizeof(*ctx->eps));
+    if (!ctx->use || !ctx->lanes || !ctx->nqps || !ctx->eps) {
+        st = SYMRAIL_ERR_NOMEM;
+        goto err;
+    }
+    ctx->nch = ibv_create_comp_channel(ctx->rails[0].dev->ctx);
+    /* Room for every receive, send and credit write of every peer at once. */
+    struct ibv_device_attr da;
+    ibv_query_device(ctx->rails[0].dev->ctx, &da);
+    size_t ncqe = (size_t)n * (3 * ctx->depth + 8);
+    if (ncqe > (size_t)da.max_cqe) {
+        sr_error("verbs: %d peers x SYMRAIL_IB_NOTIFY_DEPTH=%u needs %zu CQ entries, %s has %d",
+                 n, ctx->depth, ncqe, ctx->rails[0].dev->name, da.max_cqe);
+        st = SYMRAIL_ERR_INVALID;
+        goto err;
+    }
+    ctx->ncq = ctx->nch && !sr_ib_init_fault(ctx, 2) ? ibv_create_cq(ctx->rails[0].dev->ctx, (int)ncqe, NULL, ctx->nch, 0)
+                        : NULL;
+    if (ctx->ncq == NULL) {
+        sr_error("verbs: creating the notification CQ on %s failed: %m", ctx->rails[0].dev->name);
+        st = SYMRAIL_ERR_TRANSPORT;
+        goto err;
+    }
+    for (int pe = 0; pe < n; pe++) {
+        ctx->use[pe] = !params->is_local[pe] || params->serve_local;
+        if (!ctx->use[pe])
+            continue;
+        for (int r = 0; r < ctx->nrails; r++) {
+            for (uint32_t q = 0; q < ctx->qpp; q++) {
+                sr_ib_lane_t *l = &ctx->lanes[((size_t)pe * ctx->nrails + r) * ctx->qpp + q];
+                l->rail = &ctx->rails[r];
+                l->qp = sr_ib_init_fault(ctx, 3) ? NULL
+                        : sr_ib_qp_create(ctx, l->rail, l->rail->dev->cq, ctx->max_wr, 0);
+                if (l->qp == NULL) {
+                    st = SYMRAIL_ERR_TRANSPORT;
+                    goto err;
+                }
+            }
+        }
+        /* Sends in flight are bounded by credits, plus credit writes. */
+        ctx->nqps[pe] = sr_ib_qp_create(ctx, &ctx->rails[0], ctx->ncq, 2 * ctx->depth + 8,
+                                        ctx->depth);
+        if (ctx->nqps[pe] == NULL || sr_ib_init_fault(ctx, 4)) {
+            st = SYMRAIL_ERR_TRANSPORT;
+            goto err;
+        }
+        for (uint32_t i = 0; i < ctx->depth; i++) {
+            st = sr_ib_post_recv(ctx, ctx->nqps[pe], pe, i);
+            if (st != SYMRAIL_OK)
+                goto err;
+        }
+    }
+    *ctx_p = ctx;
+    return SYMRAIL_OK;
+
+err:
+    sr_ib_fini(ctx);
+    return st;
+}
+
+static void sr_ib_fini(sr_tl_ctx_t *ctx)
+{
+    if (ctx->thread_up) {
+        ctx->stop = 1;
+        if (ctx->wake_pipe[1] >= 0) {
+            char c = 0;
+            (void)!write(ctx->wake_pipe[1], &c, 1);
+        }
+        pthread_join(ctx->thread, NULL);
+    }
+    if (ctx->wake_pipe[0] >= 0) {
+        close(ctx->wake_pipe[0]);
+        close(ctx->wake_pipe[1]);
+    }
+    int n = ctx->params.n_pes;
+    /* Init may have failed between any two allocations: each array on its own. */
+    for (int pe = 0; pe < n; pe++) {
+        for (int l = 0; ctx->lanes && l < ctx->nrails * (int)ctx->qpp; l++) {
+            sr_ib_lane_t *lane = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp + l];
+            if (lane->qp)
+                ibv_destroy_qp(lane->qp);
+        }
+        if (ctx->nqps && ctx->nqps[pe])
+            ibv_destroy_qp(ctx->nqps[pe]);
+        if (ctx->eps)
+            free(ctx->eps[pe]);
+    }
+    if (ctx->ncq) {
+        /* Events handed out must be acknowledged before the CQ goes. */
+        ibv_destroy_cq(ctx->ncq);
+    }
+    if (ctx->nch)
+        ibv_destroy_comp_channel(ctx->nch);
+    for (int d = 0; d < ctx->ndevs; d++)
+        sr_ib_dev_close(&ctx->devs[d]);
+    sr_pool_fini(&ctx->ops);
+    while (ctx->mq_head) {
+        sr_ib_msg_t *m = ctx->mq_head;
+        ctx->mq_head = m->next;
+        free(m);
+    }
+    free(ctx->scratch);
+    free(ctx->use);
+    free(ctx->lanes);
+    free(ctx->nqps);
+    free(ctx->eps);
+    pthread_mutex_destroy(&ctx->nlock);
+    free(ctx);
+}
+
+static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
+{
+    (void)ctx;
+    attr_p->max_slice = 1u << 30;
+    attr_p->can_sleep = 0;
+    attr_p->ordered_lanes = 1;  /* RC: a QP executes its requests in order */
+}
+
+static int sr_ib_progress(sr_tl_ctx_t *ctx)
+{
+    struct ibv_wc wc[SR_IB_POLL_BATCH];
+    int total = 0;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        int n;
+        while ((n = ibv_poll_cq(ctx->devs[d].cq, SR_IB_POLL_BATCH, wc)) > 0) {
+            for (int i = 0; i < n; i++)
+                sr_ib_complete(ctx, &wc[i]);
+            total += n;
+        }
+    }
+    if (pthread_mutex_trylock(&ctx->nlock) == 0) {
+        total += sr_ib_npoll(ctx);
+        sr_ib_return_credits(ctx);
+        sr_ib_msg_t *m = ctx->mq_head;
+        ctx->mq_head = ctx->mq_tail = NULL;
+        pthread_mutex_unlock(&ctx->nlock);
+        while (m) {
+            sr_ib_msg_t *next = m->next;
+            if (m->len & SR_IB_MSG_INTERNAL)
+                sr_ib_ctl_recv(ctx, m->src, m->payload, m->len & ~SR_IB_MSG_INTERNAL);
+            else
+                ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
+            free(m);
+            m = next;
+            total++;
+        }
+    }
+    if (sr_unlikely(ctx->repairs_pending))
+        sr_ib_repair(ctx);
+    if (sr_unlikely(ctx->lane_events))
+        sr_ib_lane_report(ctx);
+    return total;
+}
+
+static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
+{
+    if (ep->local && ep->pe != ep->ctx->params.my_pe && !sr_pid_alive(ep->pid))
+        return SYMRAIL_ERR_PEER_GONE;
+    /* Lanes under repair still count: the peer may well be alive. */
+    for (int l = 0; l < ep->nlanes; l++)
+        if (ep->lanes[l].state != SR_IB_LANE_DEAD)
+            return SYMRAIL_OK;
+    return SYMRAIL_ERR_PEER_GONE;
+}
+
+static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
+{
+    stats_p->slices_posted += ctx->n_posted;
+    stats_p->completions += ctx->n_completed;
+    stats_p->qp_full += ctx->n_qp_full;
+    stats_p->cq_full += ctx->n_cq_full;
+    stats_p->repairs += ctx->n_repaired;
+    for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
+        sr_ib_rail_t *rail = &ctx->rails[r];
+        __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
+        snprintf(out->name, sizeof(out->name), "%.20s:%d", rail->dev->name, rail->port);
+        out->bytes = rail->bytes;
+        out->slices = rail->slices;
+    }
+}
+
+static uint32_t sr_ib_wait_prepare(sr_tl_ctx_t *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void sr_ib_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
+{
+    (void)ctx, (void)token, (void)timeout_ns;
+}
+
+static void sr_ib_wait_done(sr_tl_ctx_t *ctx)
+{
+    (void)ctx;
+}
+
+const sr_tl_ops_t sr_tl_verbs_ops = {
+    .name         = "verbs",
+    .init         = sr_ib_init,
+    .fini         = sr_ib_fini,
+    .attr         = sr_ib_attr,
+    .mem_reg      = sr_ib_mem_reg,
+    .addr_pack    = sr_ib_addr_pack,
+    .reachable    = sr_ib_reachable,
+    .connect      = sr_ib_connect,
+    .wireup_done  = sr_ib_wireup_done,
+    .disconnect   = sr_ib_disconnect,
+    .ptr          = sr_tl_no_ptr,
+    .ep_lanes     = sr_ib_ep_lanes,
+    .put          = sr_ib_put,
+    .get          = sr_ib_get,
+    .atomic       = sr_ib_atomic,
+    .notify       = sr_ib_notify,
+    .flush        = sr_tl_flush_nothing,
+    .ep_post_end  = sr_tl_ep_nothing,
+    .notify_release = sr_ib_notify_release,
+    .ep_heard     = sr_tl_heard_unknown,
+    .progress     = sr_ib_progress,
+    .ep_check     = sr_ib_ep_check,
+    .stats        = sr_ib_stats,
+    .wait_prepare = sr_ib_wait_prepare,
+    .wait         = sr_ib_wait,
+    .wait_done    = sr_ib_wait_done,
+};

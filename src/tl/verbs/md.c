@@ -1,0 +1,82 @@
+/*
+ * RDMA verbs transport. Memory: registration of the regions and of the scratch area (credits, atomic
+ * results, notify slots, bounce buffers), and the work-request contexts.
+ */
+#include "config.h"
+#include "tl/verbs/ib.h"
+
+/* ---- memory ------------------------------------------------------------------ */
+
+symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx)
+{
+    size_t n = (size_t)ctx->params.n_pes;
+    size_t slots = n * ctx->depth * SR_IB_MSG_SIZE;
+    ctx->bounce_len = ctx->params.env->slice_size + ctx->params.env->slice_size / 4;
+    size_t credits = SR_ALIGN_UP(n * sizeof(uint64_t), SR_CACHE_LINE);
+    size_t amo = SR_IB_AMO_SLOTS * sizeof(uint64_t);
+    ctx->scratch_len = credits + amo + 2 * SR_ALIGN_UP(slots, 4096) +
+                       SR_IB_BOUNCE_SLOTS * SR_ALIGN_UP(ctx->bounce_len, 4096);
+    if (posix_memalign((void **)&ctx->scratch, 4096, ctx->scratch_len) != 0)
+        return SYMRAIL_ERR_NOMEM;
+    memset(ctx->scratch, 0, credits + amo);
+    ctx->credits = (uint64_t *)(void *)ctx->scratch;
+    ctx->amo_res = (uint64_t *)(void *)(ctx->scratch + credits);
+    ctx->recv_slots = ctx->scratch + credits + amo;
+    ctx->send_slots = ctx->recv_slots + SR_ALIGN_UP(slots, 4096);
+    ctx->bounce = ctx->send_slots + SR_ALIGN_UP(slots, 4096);
+    ctx->bounce_len = SR_ALIGN_UP(ctx->bounce_len, 4096);
+    ctx->amo_free = ~0ull;
+    ctx->bounce_free = ~0ull;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        sr_ib_dev_t *dev = &ctx->devs[d];
+        dev->scratch_mr = ibv_reg_mr(dev->pd, ctx->scratch, ctx->scratch_len,
+                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                         IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+        if (dev->scratch_mr == NULL) {
+            sr_error("verbs: registering %zu bytes of scratch memory on %s failed: %m "
+                     "(ulimit -l?)", ctx->scratch_len, dev->name);
+            return SYMRAIL_ERR_NOMEM;
+        }
+    }
+    return SYMRAIL_OK;
+}
+
+sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx)
+{
+    sr_ib_op_t *op = sr_pool_get(&ctx->ops);
+    if (sr_unlikely(op == NULL))
+        return NULL;
+    memset(op, 0, sizeof(*op));
+    op->bounce = op->amo_slot = -1;
+    return op;
+}
+
+void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op)
+{
+    if (op->bounce >= 0)
+        ctx->bounce_free |= 1ull << op->bounce;
+    if (op->amo_slot >= 0)
+        ctx->amo_free |= 1ull << op->amo_slot;
+    sr_pool_put(&ctx->ops, op);
+}
+
+symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
+{
+    if (region >= SR_IB_MAX_REGIONS)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        sr_ib_dev_t *dev = &ctx->devs[d];
+        dev->mr[region] = ibv_reg_mr(dev->pd, mem->addr, mem->len,
+                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                         IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+        if (dev->mr[region] == NULL) {
+            sr_error("verbs: registering region %u (%zu bytes) on %s failed: %m (pinned memory "
+                     "limit: ulimit -l; or lower SYMRAIL_HEAP_SIZE)", region, mem->len, dev->name);
+            return SYMRAIL_ERR_NOMEM;
+        }
+    }
+    ctx->regions[region] = *mem;
+    if (region >= ctx->nregions)
+        ctx->nregions = region + 1;
+    return SYMRAIL_OK;
+}

@@ -1,0 +1,214 @@
+/*
+ * RDMA verbs transport. Notification channel: receive buffers, credits, sends, the progress thread.
+ */
+#include "config.h"
+#include "tl/verbs/ib.h"
+
+symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, uint64_t i)
+{
+    sr_ib_dev_t *dev = ctx->rails[0].dev;
+    struct ibv_sge sge = { .addr = (uintptr_t)sr_ib_slot(ctx->recv_slots, ctx, pe, i),
+                           .length = SR_IB_MSG_SIZE, .lkey = dev->scratch_mr->lkey };
+    struct ibv_recv_wr wr = { .wr_id = SR_IB_WR_RECV | ((uint64_t)pe << 24) | (i % ctx->depth),
+                              .sg_list = &sge, .num_sge = 1 }, *bad;
+    int rc = ibv_post_recv(qp, &wr, &bad);
+    if (rc != 0) {
+        sr_error("verbs: ibv_post_recv on notify QP %u (PE %d) failed: %s", qp->qp_num, pe,
+                 strerror(rc));
+        return SYMRAIL_ERR_TRANSPORT;
+    }
+    return SYMRAIL_OK;
+}
+
+static void *sr_ib_thread(void *arg);
+
+void sr_ib_wireup_done(sr_tl_ctx_t *ctx)
+{
+    if (ctx->thread_up)
+        return;
+    if (pipe(ctx->wake_pipe) != 0) {
+        ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
+        sr_warn("verbs: no progress thread (pipe: %m); notifications progress in calls only");
+        return;
+    }
+    ibv_req_notify_cq(ctx->ncq, 0);
+    if (pthread_create(&ctx->thread, NULL, sr_ib_thread, ctx) != 0) {
+        sr_warn("verbs: no progress thread; notifications progress in calls only");
+        return;
+    }
+    ctx->thread_up = 1;
+}
+
+/* ---- notify channel -------------------------------------------------------------------- */
+
+/* Polls the notification CQ; called with nlock held. */
+int sr_ib_npoll(sr_tl_ctx_t *ctx)
+{
+    struct ibv_wc wc[SR_IB_POLL_BATCH];
+    int total = 0, n;
+    while ((n = ibv_poll_cq(ctx->ncq, SR_IB_POLL_BATCH, wc)) > 0) {
+        for (int i = 0; i < n; i++) {
+            uint64_t kind = SR_IB_WR_KIND(wc[i].wr_id);
+            int pe = (int)((wc[i].wr_id >> 24) & 0xffffffff);
+            sr_tl_ep_t *ep = pe < ctx->params.n_pes ? ctx->eps[pe] : NULL;
+            if (wc[i].status != IBV_WC_SUCCESS) {
+                if (ep && !ep->nqp_error && wc[i].status != IBV_WC_WR_FLUSH_ERR)
+                    sr_error("verbs: notify QP %u to PE %d failed: %s", ctx->nqps[pe]->qp_num, pe,
+                             ibv_wc_status_str(wc[i].status));
+                if (ep)
+                    ep->nqp_error = 1;
+                continue;
+            }
+            if (ep == NULL)
+                continue;
+            if (kind == SR_IB_WR_RECV) {
+                const char *slot = sr_ib_slot(ctx->recv_slots, ctx, pe, wc[i].wr_id & 0xffffff);
+                uint32_t tag, len, internal;
+                memcpy(&tag, slot, 4);
+                memcpy(&len, slot + 4, 4);
+                internal = len & SR_IB_MSG_INTERNAL;
+                len &= ~SR_IB_MSG_INTERNAL;
+                if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || len + SR_IB_MSG_HDR > wc[i].byte_len) {
+                    sr_error("verbs: malformed notification from PE %d (%u bytes) dropped", pe, len);
+                    len = 0;
+                }
+                sr_ib_msg_t *m = malloc(sizeof(*m) + len);
+                if (m) {
+                    m->next = NULL;
+                    m->src = pe;
+                    m->tag = tag;
+                    m->len = len | internal;
+                    memcpy(m->payload, slot + SR_IB_MSG_HDR, len);
+                    if (ctx->mq_tail)
+                        ctx->mq_tail->next = m;
+                    else
+                        ctx->mq_head = m;
+                    ctx->mq_tail = m;
+                } else {
+                    sr_error("verbs: out of memory: notification from PE %d lost", pe);
+                }
+                /* The slot is free again as soon as its content is copied. */
+                sr_ib_post_recv(ctx, ep->nqp, pe, wc[i].wr_id & 0xffffff);
+                ep->n_recv++;
+                /* The transport consumes its own messages at once. */
+                if (internal)
+                    ep->n_released++;
+            } else if (kind == SR_IB_WR_SEND) {
+                ep->n_send_done++;
+            }
+            total++;
+        }
+    }
+    return total;
+}
+
+/* Tells peers how many of their messages we consumed; nlock held. */
+/* Tells the peer how many of its messages were consumed; nlock held. */
+static void sr_ib_return_credit(sr_tl_ep_t *ep)
+{
+    if (ep->n_released == ep->n_recv_reported || ep->nqp_error)
+        return;
+    uint64_t val = ep->n_released;
+    struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = 8, .lkey = 0 };
+    struct ibv_send_wr wr = { .wr_id = SR_IB_WR_CREDIT | ((uint64_t)ep->pe << 24),
+                              .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                              .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *bad;
+    wr.wr.rdma.remote_addr = ep->credit_raddr;
+    wr.wr.rdma.rkey = ep->credit_rkey;
+    int rc = ibv_post_send(ep->nqp, &wr, &bad);
+    if (rc == 0)
+        ep->n_recv_reported = val;
+    else if (rc != ENOMEM)
+        sr_error("verbs: returning credits to PE %d failed: %s", ep->pe, strerror(rc));
+}
+
+void sr_ib_return_credits(sr_tl_ctx_t *ctx)
+{
+    for (int pe = 0; pe < ctx->params.n_pes; pe++)
+        if (ctx->eps[pe])
+            sr_ib_return_credit(ctx->eps[pe]);
+}
+
+/* The application consumed a message from ep's peer: its credit goes back
+ * now, not when the message was copied out of its receive buffer, so a
+ * receiver that does not consume stalls its senders. */
+void sr_ib_notify_release(sr_tl_ep_t *ep)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    pthread_mutex_lock(&ctx->nlock);
+    ep->n_released++;
+    sr_ib_return_credit(ep);
+    pthread_mutex_unlock(&ctx->nlock);
+}
+
+static void *sr_ib_thread(void *arg)
+{
+    sr_tl_ctx_t *ctx = arg;
+    struct pollfd pfd[2] = { { .fd = ctx->nch->fd, .events = POLLIN },
+                             { .fd = ctx->wake_pipe[0], .events = POLLIN } };
+    while (!ctx->stop) {
+        /* Bounded sleep: credits owed are returned even without events. */
+        if (poll(pfd, 2, 50) < 0 && errno != EINTR)
+            break;
+        if (ctx->stop)
+            break;
+        if (pfd[0].revents & POLLIN) {
+            struct ibv_cq *cq;
+            void *cq_ctx;
+            if (ibv_get_cq_event(ctx->nch, &cq, &cq_ctx) == 0) {
+                ibv_ack_cq_events(cq, 1);
+                ibv_req_notify_cq(cq, 0);
+            }
+        }
+        pthread_mutex_lock(&ctx->nlock);
+        sr_ib_npoll(ctx);
+        sr_ib_return_credits(ctx);
+        pthread_mutex_unlock(&ctx->nlock);
+    }
+    return NULL;
+}
+
+symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                size_t len, uint32_t flags)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    symrail_status_t st = SYMRAIL_OK;
+    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    pthread_mutex_lock(&ctx->nlock);
+    sr_ib_credit_t cr = { ep->n_sent, ep->n_send_done,
+                          __atomic_load_n(&ctx->credits[ep->pe], __ATOMIC_ACQUIRE) };
+    if (ep->nqp_error) {
+        st = SYMRAIL_ERR_PEER_GONE;
+    } else if (!sr_ib_credit_avail(&cr, flags & SR_IB_MSG_INTERNAL ? ctx->depth : ctx->slots)) {
+        st = SYMRAIL_ERR_AGAIN;  /* no credit (or send slot) until the peer catches up */
+    } else {
+        char *slot = sr_ib_slot(ctx->send_slots, ctx, ep->pe, ep->n_sent);
+        uint32_t l32 = (uint32_t)len | flags;
+        memcpy(slot, &tag, 4);
+        memcpy(slot + 4, &l32, 4);
+        if (len)
+            memcpy(slot + SR_IB_MSG_HDR, payload, len);
+        struct ibv_sge sge = { .addr = (uintptr_t)slot, .length = (uint32_t)(SR_IB_MSG_HDR + len),
+                               .lkey = ctx->rails[0].dev->scratch_mr->lkey };
+        struct ibv_send_wr wr = { .wr_id = SR_IB_WR_SEND | ((uint64_t)ep->pe << 24),
+                                  .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                  .send_flags = IBV_SEND_SIGNALED }, *bad;
+        int rc = ibv_post_send(ep->nqp, &wr, &bad);
+        if (rc == 0) {
+            ep->n_sent++;
+        } else {
+            sr_error("verbs: sending a notification to PE %d (QP %u) failed: %s", ep->pe,
+                     ep->nqp->qp_num, strerror(rc));
+            st = SYMRAIL_ERR_TRANSPORT;
+        }
+    }
+    pthread_mutex_unlock(&ctx->nlock);
+    return st;
+}
+
+symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                              size_t len)
+{
+    return sr_ib_send_msg(ep, tag, payload, len, 0);
+}

@@ -1,0 +1,280 @@
+/*
+ * RDMA verbs transport. Queue pairs: creation and the INIT/RTR/RTS steps, the address blob, connect.
+ */
+#include "config.h"
+#include "tl/verbs/ib.h"
+
+/* ---- queue pairs ----------------------------------------------------------------- */
+
+struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
+                               uint32_t send_wr, uint32_t recv_wr)
+{
+    struct ibv_qp_init_attr ia = {
+        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+        .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr ? recv_wr : 1,
+                 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64 },
+    };
+    struct ibv_qp *qp = ibv_create_qp(rail->dev->pd, &ia);
+    if (qp == NULL) {
+        sr_error("verbs: ibv_create_qp on %s:%d failed: %m", rail->dev->name, rail->port);
+        return NULL;
+    }
+    if (ctx->max_inline < 0 || (int)ia.cap.max_inline_data < ctx->max_inline)
+        ctx->max_inline = (int)ia.cap.max_inline_data;
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = (uint8_t)rail->port,
+        .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                           IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE,
+    };
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                  IBV_QP_ACCESS_FLAGS) != 0) {
+        sr_error("verbs: QP %u to INIT on %s:%d failed: %m", qp->qp_num, rail->dev->name,
+                 rail->port);
+        ibv_destroy_qp(qp);
+        return NULL;
+    }
+    return qp;
+}
+
+symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
+                                  const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe)
+{
+    enum ibv_mtu mtu = (enum ibv_mtu)(rail->mtu < ra->mtu ? rail->mtu : ra->mtu);
+    if (rail->mtu != ra->mtu)
+        sr_info("verbs: MTU %d on %s:%d, %d at PE %d's %s: using %d", 128 << rail->mtu,
+                rail->dev->name, rail->port, 128 << ra->mtu, pe, ra->dev, 128 << mtu);
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = rqpn,
+        .rq_psn = sr_ib_psn(rqpn), .max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+        .ah_attr = { .is_global = 0, .dlid = (uint16_t)ra->lid, .sl = 0, .src_path_bits = 0,
+                     .port_num = (uint8_t)rail->port },
+    };
+    if (rail->is_eth || ra->is_eth) {
+        a.ah_attr.is_global = 1;
+        memcpy(a.ah_attr.grh.dgid.raw, ra->gid, 16);
+        a.ah_attr.grh.sgid_index = (uint8_t)rail->gid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                  IBV_QP_MIN_RNR_TIMER) != 0) {
+        sr_error("verbs: QP %u to RTR (peer PE %d QP %u on %s) failed: %m", qp->qp_num, pe, rqpn,
+                 ra->dev);
+        return SYMRAIL_ERR_TRANSPORT;
+    }
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = SR_IB_QP_TIMEOUT;
+    a.retry_cnt = SR_IB_QP_RETRY;
+    a.rnr_retry = 7;
+    a.sq_psn = sr_ib_psn(qp->qp_num);
+    a.max_rd_atomic = 16;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
+        sr_error("verbs: QP %u to RTS (peer PE %d) failed: %m", qp->qp_num, pe);
+        return SYMRAIL_ERR_TRANSPORT;
+    }
+    return SYMRAIL_OK;
+}
+
+static size_t sr_ib_addr_len(const sr_tl_ctx_t *ctx)
+{
+    return sizeof(sr_ib_addr_hdr_t) + (size_t)ctx->nrails * sizeof(sr_ib_rail_addr_t) +
+           (size_t)ctx->params.n_pes * (ctx->nrails * ctx->qpp + 1) * sizeof(uint32_t);
+}
+
+symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
+{
+    size_t len = sr_ib_addr_len(ctx);
+    if (buf == NULL || *len_p < len) {
+        *len_p = len;
+        return buf == NULL ? SYMRAIL_OK : SYMRAIL_ERR_TRUNCATED;
+    }
+    sr_ib_addr_hdr_t hdr = { .magic = SR_IB_MAGIC, .pid = (int32_t)getpid(),
+                             .nrails = (uint32_t)ctx->nrails,
+                             .n_pes = (uint32_t)ctx->params.n_pes, .qpp = ctx->qpp,
+                             .depth = ctx->depth, .scratch_addr = (uintptr_t)ctx->scratch };
+    for (uint32_t r = 0; r < ctx->nregions; r++)
+        hdr.region_addr[r] = (uintptr_t)ctx->regions[r].addr;
+    char *p = buf;
+    memcpy(p, &hdr, sizeof(hdr));
+    p += sizeof(hdr);
+    for (int r = 0; r < ctx->nrails; r++) {
+        sr_ib_rail_t *rail = &ctx->rails[r];
+        sr_ib_rail_addr_t ra;
+        memset(&ra, 0, sizeof(ra));
+        snprintf(ra.dev, sizeof(ra.dev), "%s", rail->dev->name);
+        memcpy(ra.gid, rail->gid.raw, 16);
+        ra.port = (uint32_t)rail->port;
+        ra.lid = rail->lid;
+        ra.mtu = rail->mtu;
+        ra.is_eth = rail->is_eth;
+        ra.prefix_bits = rail->prefix_bits;
+        for (uint32_t g = 0; g < ctx->nregions; g++)
+            ra.rkey[g] = rail->dev->mr[g] ? rail->dev->mr[g]->rkey : 0;
+        ra.scratch_rkey = rail->dev->scratch_mr->rkey;
+        memcpy(p, &ra, sizeof(ra));
+        p += sizeof(ra);
+    }
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        for (int l = 0; l < ctx->nrails * (int)ctx->qpp; l++) {
+            sr_ib_lane_t *lane = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp + l];
+            uint32_t qpn = lane->qp ? lane->qp->qp_num : 0;
+            memcpy(p, &qpn, 4);
+            p += 4;
+        }
+        uint32_t nqpn = ctx->nqps[pe] ? ctx->nqps[pe]->qp_num : 0;
+        memcpy(p, &nqpn, 4);
+        p += 4;
+    }
+    *len_p = len;
+    return SYMRAIL_OK;
+}
+
+int sr_ib_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len)
+{
+    sr_ib_addr_hdr_t hdr;
+    if (!ctx->use[pe] || len < sizeof(hdr))
+        return 0;
+    memcpy(&hdr, addr, sizeof(hdr));
+    return hdr.magic == SR_IB_MAGIC && hdr.nrails > 0 && hdr.n_pes == (uint32_t)ctx->params.n_pes &&
+           len == sizeof(hdr) + hdr.nrails * sizeof(sr_ib_rail_addr_t) +
+                      (size_t)hdr.n_pes * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t);
+}
+
+static void sr_ib_rail_link(const sr_ib_rail_addr_t *ra, sr_rail_link_t *link_p)
+{
+    memset(link_p, 0, sizeof(*link_p));
+    link_p->is_eth = (int)ra->is_eth;
+    memcpy(link_p->gid, ra->gid, 16);
+    link_p->prefix_bits = ra->prefix_bits;
+}
+
+/* peer_of[r]: the peer's rail that our rail r pairs with, or -1.  The lower
+ * PE's rails go first, so both sides compute the same pairs. */
+static void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, int nr,
+                             int *peer_of)
+{
+    sr_rail_link_t mine[SR_IB_MAX_RAILS], theirs[SR_IB_MAX_RAILS];
+    int pair[SR_IB_MAX_RAILS];
+    memset(theirs, 0, sizeof(theirs));
+    for (int r = 0; r < ctx->nrails; r++) {
+        sr_rail_link_t *l = &mine[r];
+        memset(l, 0, sizeof(*l));
+        l->is_eth = ctx->rails[r].is_eth;
+        memcpy(l->gid, ctx->rails[r].gid.raw, 16);
+        l->prefix_bits = ctx->rails[r].prefix_bits;
+        peer_of[r] = -1;
+    }
+    for (int i = 0; i < nr; i++)
+        sr_ib_rail_link(&ras[i], &theirs[i]);
+    if (ctx->params.my_pe <= pe) {
+        sr_rails_pair(mine, ctx->nrails, theirs, nr, peer_of);
+    } else {
+        sr_rails_pair(theirs, nr, mine, ctx->nrails, pair);
+        for (int i = 0; i < nr; i++)
+            if (pair[i] >= 0)
+                peer_of[pair[i]] = i;
+    }
+    for (int r = 0; r < ctx->nrails; r++)
+        sr_debug("verbs: rail %s:%d pairs with PE %d's %s", ctx->rails[r].dev->name,
+                 ctx->rails[r].port, pe, peer_of[r] >= 0 ? ras[peer_of[r]].dev : "(none)");
+}
+
+symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                               sr_tl_ep_t **ep_p)
+{
+    sr_ib_addr_hdr_t hdr;
+    const char *p = addr;
+    memcpy(&hdr, p, sizeof(hdr));
+    const char *rails = p + sizeof(hdr);
+    const char *qpns = rails + hdr.nrails * sizeof(sr_ib_rail_addr_t);
+    int me = ctx->params.my_pe;
+    (void)len;
+
+    sr_tl_ep_t *ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ep->ctx = ctx;
+    ep->pe = pe;
+    ep->pid = hdr.pid;
+    ep->local = ctx->params.is_local[pe];
+    uint32_t qpp = ctx->qpp < hdr.qpp ? ctx->qpp : hdr.qpp;
+    int peer_of[SR_IB_MAX_RAILS];
+    sr_ib_rail_addr_t ras[SR_IB_MAX_RAILS];
+    int nr = hdr.nrails < SR_IB_MAX_RAILS ? (int)hdr.nrails : SR_IB_MAX_RAILS;
+    for (int i = 0; i < nr; i++)
+        memcpy(&ras[i], rails + i * sizeof(ras[i]), sizeof(ras[i]));
+    sr_ib_pair_rails(ctx, pe, ras, nr, peer_of);
+    if (qpp != ctx->qpp || nr != ctx->nrails)
+        sr_info("verbs: PE %d has %u rails x %u QPs, we have %d x %u: using %u QPs per pair of "
+                "rails that reach each other", pe, hdr.nrails, hdr.qpp, ctx->nrails, ctx->qpp, qpp);
+    ep->lanes = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp];
+    for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
+        ep->raddr[g] = hdr.region_addr[g];
+    /* The notify channel runs between the first rails of both PEs. */
+    if (peer_of[0] != 0) {
+        sr_error("verbs: rail %s:%d does not reach PE %d's first rail (%s): no notification "
+                 "channel to it", ctx->rails[0].dev->name, ctx->rails[0].port, pe, ras[0].dev);
+        free(ep);
+        return SYMRAIL_ERR_TRANSPORT;
+    }
+    /* The peer's table row for us: its QPs dedicated to this PE. */
+    const char *row = qpns + (size_t)me * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t);
+    for (int r = 0; r < ctx->nrails; r++) {
+        int pr = peer_of[r];
+        /* A rail with no counterpart at that peer is not used for it. */
+        for (uint32_t q = 0; q < ctx->qpp; q++)
+            if (pr < 0 || q >= qpp) {
+                ep->lanes[r * ctx->qpp + q].down = 1;
+                ep->lanes[r * ctx->qpp + q].state = SR_IB_LANE_DEAD;
+            }
+        if (pr < 0)
+            continue;
+        sr_ib_rail_addr_t ra = ras[pr];
+        ep->rail_addr[r] = ra;
+        for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
+            ep->rkey[r][g] = ra.rkey[g];
+        for (uint32_t q = 0; q < qpp; q++) {
+            uint32_t rqpn;
+            memcpy(&rqpn, row + (pr * hdr.qpp + q) * sizeof(uint32_t), 4);
+            sr_ib_lane_t *lane = &ep->lanes[r * ctx->qpp + q];
+            lane->rqpn = rqpn;
+            symrail_status_t st = sr_ib_qp_connect(lane->qp, lane->rail, &ra, rqpn, pe);
+            if (st != SYMRAIL_OK) {
+                free(ep);
+                return st;
+            }
+        }
+        if (r == 0) {
+            uint32_t nqpn;
+            memcpy(&nqpn, row + hdr.nrails * hdr.qpp * sizeof(uint32_t), 4);
+            symrail_status_t st = sr_ib_qp_connect(ctx->nqps[pe], &ctx->rails[0], &ra, nqpn, pe);
+            if (st != SYMRAIL_OK) {
+                free(ep);
+                return st;
+            }
+            ep->nqp = ctx->nqps[pe];
+            ep->credit_raddr = hdr.scratch_addr + (uint64_t)me * sizeof(uint64_t);
+            ep->credit_rkey = ra.scratch_rkey;
+        }
+    }
+    ep->nlanes = ctx->nrails * (int)ctx->qpp;
+    ctx->eps[pe] = ep;
+    *ep_p = ep;
+    return SYMRAIL_OK;
+}
+
+void sr_ib_disconnect(sr_tl_ep_t *ep)
+{
+    /* QPs belong to the context and go at fini; the endpoint struct too. */
+    (void)ep;
+}
+
+int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
+{
+    int n = ep->nlanes < max ? ep->nlanes : max;
+    for (int l = 0; l < n; l++)
+        weights_p[l] = ep->lanes[l].down ? 0 : ep->lanes[l].rail->weight;
+    return n;
+}
