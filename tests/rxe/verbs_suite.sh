@@ -31,7 +31,7 @@ run_case "notify sender stalls with SYMRAIL_IB_NOTIFY_DEPTH=8" 0 '^ok: notify se
 run_case "notify to a receiver that never consumes times out" 0 \
     '^ok: notify to a receiver that does not consume times out after 2 slots' \
     env SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stuck
-run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero 'SYMRAIL_NOTIFY_SLOTS \(>= 1\) out of range' \
+run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero "SYMRAIL_NOTIFY_SLOTS='0' is out of range" \
     env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
