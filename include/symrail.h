@@ -96,7 +96,8 @@ void  symrail_free(void *ptr);
 void *symrail_ptr(const void *addr, int pe);
 
 /* ---- RMA -------------------------------------------------------------- */
-/* Blocking: on return `src` may be reused (put) or `dst` holds the data (get). */
+/* Blocking: on return `src` may be reused (put) or `dst` holds the data (get).
+ * A put may still be on its way to `pe`: quiet or barrier_all completes it. */
 symrail_status_t symrail_put(void *dst, const void *src, size_t nbytes, int pe);
 symrail_status_t symrail_get(void *dst, const void *src, size_t nbytes, int pe);
 /* Non-blocking: complete at the next symrail_quiet (or barrier_all). */
