@@ -19,6 +19,16 @@ result() {
     fi
 }
 
+# A failed atomic is logged once, by whoever saw the failure first.
+run_case "tcp: an atomic to a stopped peer fails" 0 '^ok: a stopped peer' \
+    env T_ATOMIC=1 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+lines=$(sed -n '/atomic to the stopped peer/,/atomic done/p' "$outdir/out" | grep -c 'error' || true)
+if [ "$lines" -eq 1 ]; then
+    result "tcp: a failed atomic is logged once" ""
+else
+    result "tcp: a failed atomic is logged once" "$lines error lines"
+fi
+
 for n in 2 4; do
     for t in t_rma t_signal t_notify t_atomic t_heap t_badinput t_storm; do
         run_case "tcp: $t -n $n" 0 '^ok: ' "$SYMRUN" -n "$n" --timeout 300 "$T/$t"

@@ -22,7 +22,7 @@ int main(void)
     int me = symrail_my_pe();
     T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
     int64_t *pid = symrail_calloc(1, sizeof(*pid));
-    uint64_t *resumed = symrail_calloc(1, sizeof(*resumed));
+    uint64_t *resumed = symrail_calloc(2, sizeof(*resumed));
     T_ASSERT(pid && resumed, "symrail_calloc failed");
     *pid = getpid();
     T_CHECK(symrail_barrier_all());
@@ -44,6 +44,14 @@ int main(void)
                  "barrier with a stopped peer returned %d (%s)", (int)st, symrail_strerror(st));
         T_ASSERT(dt >= 1.5 && dt < 8.0, "barrier failed after %.1f s, SYMRAIL_OP_TIMEOUT is 2 s",
                  dt);
+        if (getenv("T_ATOMIC")) {
+            /* One line in the log for one failed atomic (it was two). */
+            uint64_t old;
+            fprintf(stderr, "t_liveness: atomic to the stopped peer\n");
+            st = symrail_atomic_fetch_add(resumed + 1, 1, 1, &old);
+            T_ASSERT(st != SYMRAIL_OK, "an atomic to a stopped peer succeeded");
+            fprintf(stderr, "t_liveness: atomic done\n");
+        }
         kill((pid_t)peer, SIGCONT);
         T_CHECK(symrail_signal_wait_until(resumed, SYMRAIL_CMP_EQ, 1, NULL));
         printf("ok: a stopped peer is unresponsive after %.1f s and works again after SIGCONT\n",

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/ctx.h"
@@ -94,6 +96,15 @@ static uint64_t fake_heard(sr_tl_ep_t *ep)
     return 0;
 }
 
+static symrail_status_t fake_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, uint32_t region,
+                                    uint64_t roff, uint64_t operand, uint64_t compare,
+                                    uint64_t *result_p, sr_tl_comp_t *comp)
+{
+    (void)ep, (void)lane, (void)op, (void)region, (void)roff, (void)operand, (void)compare;
+    (void)result_p, (void)comp;
+    return SR_TL_INPROGRESS;  /* and never completes */
+}
+
 static int fake_progress(sr_tl_ctx_t *ctx)
 {
     (void)ctx;
@@ -155,6 +166,7 @@ static int setup(void **state)
     fk.stuck_lane = -1;
     fake_ops.put = fake_put;
     fake_ops.flush = fake_flush;
+    fake_ops.atomic = fake_atomic;
     fake_ops.ep_post_end = fake_nothing;
     fake_ops.ep_heard = fake_heard;
     fake_ops.get = fake_rma;
@@ -404,6 +416,33 @@ static void test_local_completion_flush(void **state)
     assert_each_byte_once(16);
 }
 
+/* An atomic that times out is reported in one line, not two. */
+static void test_atomic_timeout_logged_once(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_core_rma.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    sr_ctx.env.op_timeout = 50;
+    uint64_t old = 0;
+    symrail_status_t st = sr_amo(SR_TL_AMO_ADD, 0, 1, 0, 0, &old);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(st, SYMRAIL_ERR_TIMEOUT);
+    FILE *f = fdopen(fd, "r");
+    rewind(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, "error") != NULL;
+    fclose(f);
+    unlink(path);
+    assert_int_equal(n, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_then_late_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_completion_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
