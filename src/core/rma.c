@@ -191,6 +191,23 @@ static int sr_post_retry(void *arg)
     return p->done;
 }
 
+/* A fresh slice, its lane picked. */
+static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_t roff,
+                                 size_t len, int pe, sr_req_t *req, uint32_t flags)
+{
+    s->comp.cb = sr_slice_done;
+    s->comp.flags = flags;
+    s->req = req;
+    s->local = local;
+    s->roff = roff;
+    s->len = len;
+    s->pe = pe;
+    s->is_put = (uint8_t)is_put;
+    s->tries = 0;
+    s->inflight = 0;
+    s->lane = sr_lanes_pick(&sr_ctx.peers[pe].lanes, -1);
+}
+
 /* Posts slice `s` (already counted in its request) whose first post
  * returned `st`, waiting for room when there is none. */
 static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
@@ -255,17 +272,8 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(int is_put, char
             break;
         }
         sr_slicer_get(&sl, i, &off, &n);
-        s->comp.cb = sr_slice_done;
-        s->comp.flags = i + 1 < sl.count ? SR_TL_COMP_MORE : 0;
-        s->req = req;
-        s->local = local + off;
-        s->roff = roff + off;
-        s->len = n;
-        s->pe = pe;
-        s->is_put = (uint8_t)is_put;
-        s->tries = 0;
-        s->inflight = 0;
-        s->lane = sr_lanes_pick(&peer->lanes, -1);
+        sr_slice_fill(s, is_put, local + off, roff + off, n, pe, req,
+                      i + 1 < sl.count ? SR_TL_COMP_MORE : 0);
         req->remaining++;
         st = sr_slice_start(s, sr_slice_post(s));
     }
@@ -282,17 +290,7 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one(int is_put, void *l
     sr_slice_t *s = sr_slice_alloc();
     if (sr_unlikely(s == NULL))
         return SYMRAIL_ERR_NOMEM;
-    s->comp.cb = sr_slice_done;
-    s->comp.flags = 0;
-    s->req = NULL;
-    s->local = local;
-    s->roff = roff;
-    s->len = len;
-    s->pe = pe;
-    s->is_put = (uint8_t)is_put;
-    s->tries = 0;
-    s->inflight = 0;
-    s->lane = sr_lanes_pick(&peer->lanes, -1);
+    sr_slice_fill(s, is_put, local, roff, len, pe, NULL, 0);
     symrail_status_t st = sr_slice_post(s);
     if (sr_likely(st == SYMRAIL_OK)) {
         peer->unflushed |= (uint8_t)(is_put & peer->local_comp);
