@@ -15,6 +15,7 @@ typedef struct {
     uint64_t          roff, operand, compare;
     sr_req_t         *req;
     int               lane;
+    int               own;  /* SET of a word only we write: the peer's own route */
     symrail_status_t  st;
 } sr_amo_post_t;
 
@@ -22,24 +23,36 @@ static int sr_amo_try(void *arg)
 {
     sr_amo_post_t *a = arg;
     sr_peer_t *peer = &sr_ctx.peers[a->pe];
-    if (peer->lanes.n > 1)
+    const sr_tl_ops_t *ops = peer->ops;
+    sr_tl_ep_t *ep = peer->ep;
+    sr_lanes_t *lanes = &peer->lanes;
+    if (peer->amo_ep && !a->own) {
+        /* Lane events name the peer's main endpoint: the weights of this
+         * one are read afresh each time. */
+        uint32_t w[SR_TL_MAX_LANES];
+        ops = peer->amo_ops;
+        ep = peer->amo_ep;
+        lanes = &peer->amo_lanes;
+        int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
+        sr_lanes_update(lanes, w, n < 1 ? 1 : n);
+    } else if (peer->lanes.n > 1) {
         sr_peer_lanes_refresh(a->pe);
-    a->lane = sr_lanes_pick(&peer->lanes, a->lane);
+    }
+    a->lane = sr_lanes_pick(lanes, a->lane);
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
-                        : peer->ops->atomic(peer->ep, a->lane, a->op, SR_HEAP_REGION, a->roff,
-                                            a->operand, a->compare, &a->req->result,
-                                            &a->req->comp);
+                        : ops->atomic(ep, a->lane, a->op, SR_HEAP_REGION, a->roff, a->operand,
+                                      a->compare, &a->req->result, &a->req->comp);
     return a->st != SYMRAIL_ERR_AGAIN;
 }
 
 static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_tl_amo_t op, uint64_t roff,
                                                               uint64_t operand, uint64_t compare,
-                                                              int pe, uint64_t *result_p)
+                                                              int pe, int own, uint64_t *result_p)
 {
     sr_req_t *req = sr_req_get();
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
-    sr_amo_post_t a = { pe, op, roff, operand, compare, req, -1, SYMRAIL_OK };
+    sr_amo_post_t a = { pe, op, roff, operand, compare, req, -1, own, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     /* Retried only while the transport says it posted nothing (no room, or
      * a lane being repaired): an atomic that failed in flight may still have
@@ -74,10 +87,20 @@ symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_
     sr_peer_t *peer = &sr_ctx.peers[pe];
     sr_ctx.stats.atomics++;
     /* Load/store peers answer at once, into the caller's result. */
-    if (peer->immediate)
+    if (peer->amo_direct)
         return peer->ops->atomic(peer->ep, 0, op, SR_HEAP_REGION, roff, operand, compare,
                                  result_p, NULL);
-    return sr_amo_slow(op, roff, operand, compare, pe, result_p);
+    return sr_amo_slow(op, roff, operand, compare, pe, 0, result_p);
+}
+
+symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_ctx.stats.atomics++;
+    if (peer->immediate)
+        return peer->ops->atomic(peer->ep, 0, SR_TL_AMO_SET, SR_HEAP_REGION, roff, value, 0, NULL,
+                                 NULL);
+    return sr_amo_slow(SR_TL_AMO_SET, roff, value, 0, pe, 1, NULL);
 }
 
 /*
@@ -92,7 +115,8 @@ symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint6
     sr_peer_t *peer = &sr_ctx.peers[pe];
     symrail_status_t st;
     sr_ctx.stats.signals++;
-    if (peer->ordered && len > 0 && len <= peer->slice) {
+    /* With atomics on another endpoint, nothing orders the two: the general path. */
+    if (peer->ordered && len > 0 && len <= peer->slice && peer->amo_ep == NULL) {
         int lane = sr_lanes_pick(&peer->lanes, -1);
         sr_req_t *req = sr_req_get();
         if (req == NULL)
@@ -133,4 +157,97 @@ symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint6
     if (st != SYMRAIL_OK)
         return st;
     return sr_amo(op, sig_off, value, 0, pe, NULL);
+}
+
+/* ---- one provider for the atomics on each PE's words --------------------------------- */
+
+static const sr_tl_attr_t *sr_attr_of(const sr_tl_ops_t *ops)
+{
+    for (int i = 0; i < sr_ctx.ntls; i++)
+        if (sr_ctx.tls[i].ops == ops)
+            return &sr_ctx.tls[i].attr;
+    return NULL;
+}
+
+/*
+ * A NIC without global atomicity applies its atomics apart from the CPU's:
+ * a fetch-add by a local peer through shared memory and one by a remote
+ * peer through the NIC on the same word can lose one of them.  So a PE
+ * whose words take NIC atomics from any peer (pairs are symmetric: we reach
+ * it over such a transport iff it reaches us so) takes all of them through
+ * the NIC: local peers and the PE itself use a QP to it.  Peers whose
+ * atomics would still be CPU atomics (reached over TCP, whose target applies
+ * them with the CPU, or without a NIC route here) are refused by name.
+ */
+symrail_status_t sr_amo_route_publish(void)
+{
+    int me = sr_ctx.my_pe, n = sr_ctx.n_pes, nic = -1, nbad = 0;
+    char bad[256] = "";
+    size_t pos = 0;
+    for (int pe = 0; pe < n && nic < 0; pe++) {
+        const sr_tl_attr_t *a = sr_attr_of(sr_ctx.peers[pe].ops);
+        if (a && a->nic_atomics)
+            nic = pe;
+    }
+    if (nic < 0)
+        return SYMRAIL_OK;
+    for (int pe = 0; pe < n; pe++) {
+        sr_peer_t *peer = &sr_ctx.peers[pe];
+        const sr_tl_attr_t *a = sr_attr_of(peer->ops);
+        /* The peer learns our choice from our heap: it needs load/store access
+         * to it, and a NIC endpoint to us (it has one iff we have one to it). */
+        if ((a && a->nic_atomics) || (peer->base && peer->amo_cand))
+            continue;
+        if (nbad++ < 8 && pos < sizeof(bad))
+            pos += (size_t)snprintf(bad + pos, sizeof(bad) - pos, "%s%d (over %s)",
+                                    nbad > 1 ? ", " : "", pe, peer->ops->name);
+    }
+    if (nbad) {
+        sr_error("PE %d takes NIC atomics from PE %d over %s, which are not atomic with the CPU "
+                 "atomics that PE %s%s would apply to the same words; reach every PE over %s "
+                 "or shared memory (SYMRAIL_TRANSPORTS), or use a device with global atomicity",
+                 me, nic, sr_ctx.peers[nic].ops->name, bad, nbad > 8 ? ", ..." : "",
+                 sr_ctx.peers[nic].ops->name);
+        return SYMRAIL_ERR_UNSUPPORTED;
+    }
+    __atomic_store_n(&sr_intern()->amo_nic, 1, __ATOMIC_RELEASE);
+    sr_info("atomics on this PE's words go through the NIC (%s reaches PE %d and has no global "
+            "atomicity), from local peers too", sr_ctx.peers[nic].ops->name, nic);
+    return SYMRAIL_OK;
+}
+
+void sr_amo_route_apply(const uint8_t *is_local)
+{
+    int me = sr_ctx.my_pe, nrouted = 0, lowest_local = me;
+    const char *via = NULL;
+    for (int pe = 0; pe < sr_ctx.n_pes; pe++) {
+        sr_peer_t *peer = &sr_ctx.peers[pe];
+        if (is_local[pe] && pe < lowest_local)
+            lowest_local = pe;
+        if (peer->amo_cand == NULL || peer->base == NULL)
+            continue;
+        const sr_heap_intern_t *in = (const sr_heap_intern_t *)(const void *)peer->base;
+        if (!__atomic_load_n(&in->amo_nic, __ATOMIC_ACQUIRE))
+            continue;
+        peer->amo_ops = peer->amo_cand_ops;
+        peer->amo_ep = peer->amo_cand;
+        peer->amo_direct = 0;
+        uint32_t w[SR_TL_MAX_LANES];
+        int nl = peer->amo_ops->ep_lanes(peer->amo_ep, w, SR_TL_MAX_LANES);
+        sr_lanes_set(&peer->amo_lanes, w, nl < 1 ? 1 : nl);
+        via = peer->amo_ops->name;
+        nrouted++;
+    }
+    if (nrouted == 0) {
+        sr_info("atomics to local PEs: CPU atomics");
+        return;
+    }
+    sr_info("atomics to %d PE(s) of this node (this one included) go through %s, as their "
+            "words take NIC atomics", nrouted,
+            via);
+    /* Once per node: it is the same on every PE there. */
+    if (me == lowest_local)
+        sr_warn("atomics between PEs of this node go through the NIC (%s loopback), slower than "
+                "shared memory: the device has no global atomicity and PEs on other nodes use "
+                "it", via);
 }

@@ -79,12 +79,25 @@ typedef struct {
     uint8_t            touched;     /* on sr_ctx.touched */
     uint8_t            is_local;    /* same node: liveness by process id */
     uint64_t           stopped_since; /* when the local peer was first seen stopped */
+    /* Atomics on the peer's words go through this second endpoint (a NIC
+     * loopback or a QP to a local peer) when the peer's words also take NIC
+     * atomics from remote peers; NULL: through ops/ep. */
+    const sr_tl_ops_t *amo_ops;
+    sr_tl_ep_t        *amo_ep;
+    sr_tl_ep_t        *amo_cand;     /* connected at wireup; becomes amo_ep if needed */
+    const sr_tl_ops_t *amo_cand_ops;
+    uint8_t            amo_direct;   /* atomics answer at once through ops (immediate) */
+    sr_lanes_t         amo_lanes;
 } sr_peer_t;
 
 /* The words at the start of every heap.  barrier[r][epoch & 1] receives
  * round r of a barrier: its epoch and what collective call it belongs to. */
 typedef struct {
     uint64_t barrier[SR_BARRIER_ROUNDS][2];
+    /* Non-zero: peers reach this PE over a transport with nic_atomics, so
+     * every atomic on its words goes through the NIC, local ones included.
+     * Written before the wireup fence, read by local peers after it. */
+    uint64_t amo_nic;
 } sr_heap_intern_t;
 
 typedef struct {
@@ -183,6 +196,16 @@ void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking);
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p);
+/* SET of a word that only this PE ever writes (barrier flags): no other
+ * provider touches it, so it may take the peer's fastest route. */
+symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe);
+/* At wireup: this PE's words take NIC atomics if a transport with
+ * nic_atomics carries some peer; publish that in the heap's own words
+ * (before the wireup fence), refusing peers whose atomics could not follow. */
+symrail_status_t sr_amo_route_publish(void);
+/* After the fence: atomics to each PE whose words take NIC atomics go
+ * through our NIC endpoint to it, local PEs and this PE included. */
+void sr_amo_route_apply(const uint8_t *is_local);
 symrail_status_t sr_quiet(void);
 symrail_status_t sr_fence(void);
 /* Remote completion of everything posted to pe so far. */

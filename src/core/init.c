@@ -36,6 +36,10 @@ static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
     return NULL;
 }
 
+/* [n_pes]: PEs on this node, as the launcher says or as SYMRAIL_TEST_NODE_SIZE
+ * pretends. */
+static uint8_t *sr_is_local;
+
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 {
     const char *list = sr_ctx.env.transports;
@@ -49,14 +53,15 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
         if (ops == NULL) {
             sr_info("transport '%.*s' is not compiled into this build", (int)len, p);
         } else if (sr_ctx.ntls < SR_MAX_TLS) {
+            sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
+            int shm = sr_list_has(list, "shm");
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
-                .is_local = bi->is_local, .env = &sr_ctx.env,
-                .serve_local = !sr_list_has(list, "shm"),
+                .is_local = sr_is_local, .env = &sr_ctx.env,
+                .serve_local = !shm, .amo_local = shm,
                 .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
-                .cb_arg = &sr_ctx.notifyq,
+                .cb_arg = slot,  /* lane reports say which transport they come from */
             };
-            sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
             symrail_status_t st = ops->init(&params, &slot->tl);
             if (st == SYMRAIL_ERR_UNSUPPORTED) {
                 sr_info("transport %s cannot run here; skipped", ops->name);
@@ -115,6 +120,59 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     return SYMRAIL_OK;
 }
 
+/* The address `pe` published for transport `name`: 1 found, 0 not there,
+ * -1 the blob is malformed. */
+static int sr_blob_addr(const char *blob, size_t len, uint32_t ntls, const char *name,
+                        const char **addr_p, size_t *alen_p)
+{
+    size_t pos = sizeof(sr_blob_hdr_t);
+    for (uint32_t t = 0; t < ntls; t++) {
+        sr_blob_tl_t bt;
+        if (pos + sizeof(bt) > len)
+            return -1;
+        memcpy(&bt, blob + pos, sizeof(bt));
+        pos += sizeof(bt);
+        if (bt.len > len - pos)
+            return -1;
+        bt.name[SR_TL_NAME_LEN - 1] = '\0';
+        if (strcmp(bt.name, name) == 0) {
+            *addr_p = blob + pos;
+            *alen_p = bt.len;
+            return 1;
+        }
+        pos += bt.len;
+    }
+    return 0;
+}
+
+/* Where the main transport to a peer applies atomics with the CPU, a
+ * transport whose atomics are the NIC's is connected too, if it reaches the
+ * peer: it takes the peer's atomics should its words turn out to take NIC
+ * atomics from elsewhere (sr_amo_route_apply). */
+static symrail_status_t sr_peer_connect_amo(int pe, const char *blob, size_t len, uint32_t ntls)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    for (int i = 0; i < sr_ctx.ntls; i++) {
+        sr_tl_slot_t *slot = &sr_ctx.tls[i];
+        const char *addr;
+        size_t alen;
+        if (!slot->attr.nic_atomics || slot->ops == peer->ops ||
+            sr_blob_addr(blob, len, ntls, slot->ops->name, &addr, &alen) != 1 ||
+            !slot->ops->reachable(slot->tl, pe, addr, alen))
+            continue;
+        symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, alen, &peer->amo_cand);
+        if (st != SYMRAIL_OK) {
+            sr_error("connecting to PE %d over %s for atomics failed: %s", pe, slot->ops->name,
+                     symrail_strerror(st));
+            return st;
+        }
+        peer->amo_cand_ops = slot->ops;
+        sr_debug("PE %d also reached over %s, for atomics", pe, slot->ops->name);
+        return SYMRAIL_OK;
+    }
+    return SYMRAIL_OK;
+}
+
 /* Connects to `pe` with the first of our transports (in preference order)
  * that the peer also runs and that reaches it. */
 static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
@@ -128,42 +186,34 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
     sr_ctx.pids[pe] = hdr.pid;
     for (int i = 0; i < sr_ctx.ntls; i++) {
         sr_tl_slot_t *slot = &sr_ctx.tls[i];
-        size_t pos = sizeof(hdr);
-        for (uint32_t t = 0; t < hdr.ntls; t++) {
-            sr_blob_tl_t bt;
-            if (pos + sizeof(bt) > len)
-                goto err_blob;
-            memcpy(&bt, blob + pos, sizeof(bt));
-            pos += sizeof(bt);
-            if (bt.len > len - pos)
-                goto err_blob;
-            const char *addr = blob + pos;
-            pos += bt.len;
-            bt.name[SR_TL_NAME_LEN - 1] = '\0';
-            if (strcmp(bt.name, slot->ops->name) != 0 ||
-                !slot->ops->reachable(slot->tl, pe, addr, bt.len))
-                continue;
-            sr_peer_t *peer = &sr_ctx.peers[pe];
-            symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, bt.len, &peer->ep);
-            if (st != SYMRAIL_OK) {
-                sr_error("connecting to PE %d over %s failed: %s", pe, slot->ops->name,
-                         symrail_strerror(st));
-                return st;
-            }
-            peer->ops = slot->ops;
-            peer->slice = slot->attr.max_slice < sr_ctx.env.slice_size
-                              ? slot->attr.max_slice : (size_t)sr_ctx.env.slice_size;
-            if (slot->attr.max_slice == SIZE_MAX)
-                peer->slice = SIZE_MAX;  /* copies need no slicing */
-            peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
-            peer->ordered = slot->attr.ordered_lanes;
-            peer->local_comp = (uint8_t)slot->attr.local_completion;
-            peer->immediate = (uint8_t)slot->attr.immediate;
-            peer->fence_lane = SR_LANE_NONE;
-            sr_peer_lanes_refresh(pe);
-            sr_debug("PE %d reached over %s", pe, slot->ops->name);
-            return SYMRAIL_OK;
+        const char *addr;
+        size_t alen;
+        int found = sr_blob_addr(blob, len, hdr.ntls, slot->ops->name, &addr, &alen);
+        if (found < 0)
+            goto err_blob;
+        if (!found || !slot->ops->reachable(slot->tl, pe, addr, alen))
+            continue;
+        sr_peer_t *peer = &sr_ctx.peers[pe];
+        symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, alen, &peer->ep);
+        if (st != SYMRAIL_OK) {
+            sr_error("connecting to PE %d over %s failed: %s", pe, slot->ops->name,
+                     symrail_strerror(st));
+            return st;
         }
+        peer->ops = slot->ops;
+        peer->slice = slot->attr.max_slice < sr_ctx.env.slice_size
+                          ? slot->attr.max_slice : (size_t)sr_ctx.env.slice_size;
+        if (slot->attr.max_slice == SIZE_MAX)
+            peer->slice = SIZE_MAX;  /* copies need no slicing */
+        peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
+        peer->ordered = slot->attr.ordered_lanes;
+        peer->local_comp = (uint8_t)slot->attr.local_completion;
+        peer->immediate = (uint8_t)slot->attr.immediate;
+        peer->amo_direct = peer->immediate;
+        peer->fence_lane = SR_LANE_NONE;
+        sr_peer_lanes_refresh(pe);
+        sr_debug("PE %d reached over %s", pe, slot->ops->name);
+        return slot->attr.nic_atomics ? SYMRAIL_OK : sr_peer_connect_amo(pe, blob, len, hdr.ntls);
     }
     sr_error("no transport in SYMRAIL_TRANSPORTS='%s' reaches PE %d (pid %d)",
              sr_ctx.env.transports, pe, hdr.pid);
@@ -217,6 +267,8 @@ static symrail_status_t sr_wireup(void)
     for (int pe = 0; pe < sr_ctx.n_pes && st == SYMRAIL_OK; pe++)
         st = sr_peer_connect(pe, blobs[pe], lens[pe]);
     sr_boot_blobs_free(sr_ctx.boot, blobs, lens);
+    if (st == SYMRAIL_OK)
+        st = sr_amo_route_publish();
     if (st != SYMRAIL_OK)
         return st;
     /* Every PE has mapped what it needs: the names of shared objects can go,
@@ -224,6 +276,7 @@ static symrail_status_t sr_wireup(void)
     st = sr_boot_fence(sr_ctx.boot);
     if (st != SYMRAIL_OK)
         return st;
+    sr_amo_route_apply(sr_is_local);
     for (int i = 0; i < sr_ctx.ntls; i++)
         sr_ctx.tls[i].ops->wireup_done(sr_ctx.tls[i].tl);
     sr_shm_unlink(sr_ctx.heap_name);
@@ -243,12 +296,17 @@ static symrail_status_t sr_wireup(void)
 
 static void sr_teardown(void)
 {
-    for (int pe = 0; sr_ctx.peers && pe < sr_ctx.n_pes; pe++)
+    for (int pe = 0; sr_ctx.peers && pe < sr_ctx.n_pes; pe++) {
         if (sr_ctx.peers[pe].ep)
             sr_ctx.peers[pe].ops->disconnect(sr_ctx.peers[pe].ep);
+        if (sr_ctx.peers[pe].amo_cand)
+            sr_ctx.peers[pe].amo_cand_ops->disconnect(sr_ctx.peers[pe].amo_cand);
+    }
     free(sr_ctx.peers);
     free(sr_ctx.pids);
     free(sr_ctx.touched);
+    free(sr_is_local);
+    sr_is_local = NULL;
     sr_ctx.peers = NULL;
     sr_ctx.pids = NULL;
     sr_ctx.touched = NULL;
@@ -303,12 +361,21 @@ symrail_status_t sr_core_init(void)
     sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
     sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));
     sr_ctx.touched = calloc((size_t)bi->size, sizeof(*sr_ctx.touched));
-    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL || sr_ctx.touched == NULL) {
+    sr_is_local = calloc((size_t)bi->size, 1);
+    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL || sr_ctx.touched == NULL ||
+        sr_is_local == NULL) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }
-    for (int pe = 0; pe < bi->size; pe++)
-        sr_ctx.peers[pe].is_local = bi->is_local[pe];
+    uint64_t split = sr_ctx.env.test_node_size;
+    if (split)
+        sr_warn("SYMRAIL_TEST_NODE_SIZE=%llu: PEs count as on one node only in groups of %llu "
+                "ranks (testing only)", (unsigned long long)split, (unsigned long long)split);
+    for (int pe = 0; pe < bi->size; pe++) {
+        sr_is_local[pe] = bi->is_local[pe] &&
+                          (!split || (uint64_t)pe / split == (uint64_t)bi->rank / split);
+        sr_ctx.peers[pe].is_local = sr_is_local[pe];
+    }
     st = sr_heap_init();
     if (st != SYMRAIL_OK)
         goto err_teardown;

@@ -12,7 +12,8 @@
  * never holds more than the senders' slots. */
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len)
 {
-    if (sr_msgq_push(arg, src_pe, tag, payload, len) != SYMRAIL_OK) {
+    (void)arg;  /* the transport's slot: every transport delivers into one queue */
+    if (sr_msgq_push(&sr_ctx.notifyq, src_pe, tag, payload, len) != SYMRAIL_OK) {
         /* Losing a notification would hang its receiver later. */
         sr_core_abort(1, "out of memory queueing a notification message");
     }

@@ -45,10 +45,14 @@ void sr_peer_lanes_refresh(int pe)
 
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation)
 {
-    (void)arg;
+    const sr_tl_slot_t *slot = arg;
     if (pe < 0 || pe >= sr_ctx.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
         return;
     sr_peer_t *peer = &sr_ctx.peers[pe];
+    /* A transport that carries only the peer's atomics (amo_ep) is asked for
+     * its weights at every atomic instead. */
+    if (slot != NULL && slot->ops != peer->ops)
+        return;
     /* Reports can overtake each other (a progress thread, a repair): the
      * newer generation wins. */
     if (peer->lane_gen[lane] && (int32_t)(generation - peer->lane_gen[lane]) <= 0)

@@ -109,7 +109,7 @@ symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
     for (int r = 0; r < SR_BARRIER_ROUNDS && (1 << r) < n; r++) {
         int partner = (me + (1 << r)) % n, from = ((me - (1 << r)) % n + n) % n;
         uint64_t *slot = &in->barrier[r][epoch & 1];
-        symrail_status_t st = sr_amo(SR_TL_AMO_SET, sr_heap_offset(slot), mine, 0, partner, NULL);
+        symrail_status_t st = sr_amo_set_own(sr_heap_offset(slot), mine, partner);
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };

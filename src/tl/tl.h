@@ -75,6 +75,12 @@ typedef struct {
     const uint8_t    *is_local;  /* [n_pes] */
     const sr_env_t   *env;
     int               serve_local; /* no shared-memory transport carries local peers */
+    /* A shared-memory transport carries local peers, but a transport whose
+     * atomics are not atomic with the CPU's (attr nic_atomics) should reach
+     * them and this PE too, if it may also carry remote peers: the core then
+     * sends every atomic on a PE's words through it, so that one provider
+     * applies them all. */
+    int               amo_local;
     sr_tl_notify_cb_t notify_cb;
     sr_tl_lane_cb_t   lane_cb;
     void             *cb_arg;
@@ -96,6 +102,8 @@ typedef struct {
     int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
     int    immediate;      /* put, get and atomic are applied at the target, in order,
                             * before they return: the core calls them with comp NULL */
+    int    nic_atomics;    /* atomics are applied by a device and are not atomic with CPU
+                            * atomics on the same word (no global atomicity) */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {

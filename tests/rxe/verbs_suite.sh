@@ -34,6 +34,18 @@ run_case "notify to a receiver that never consumes times out" 0 \
 run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero "SYMRAIL_NOTIFY_SLOTS='0' is out of range" \
     env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
+# PEs 0 and 1 share memory, PE 2 counts as on another node and is reached
+# over verbs: every PE hammers the same words, so CPU atomics from the shm
+# peers and NIC atomics from PE 2 must not meet on one word.
+run_case "atomics from shared-memory and verbs peers on one word" 0 '^ok: compare_swap lock' \
+    env SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 T_ADDS=${T_MIX_ADDS:-20000} \
+    SYMRAIL_LOG=info "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
+if ! grep -q 'atomics to 2 PE(s) of this node (this one included) go through verbs' "$outdir/out" ||
+   ! grep -q 'atomics between PEs of this node go through the NIC' "$outdir/out"; then
+    echo "FAIL: atomics from shared-memory and verbs peers: local atomics did not take the NIC"
+    sed 's/^/    | /' "$outdir/out" | grep -i atomic | tail -n 10
+    nfail=$((nfail + 1))
+fi
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \

@@ -216,6 +216,7 @@ struct sr_tl_ctx {
     sr_tl_mem_t     regions[SR_IB_MAX_REGIONS];
     uint32_t        nregions;
     uint8_t        *use;           /* [n_pes]: peers reached over verbs */
+    int             glob_atomics;  /* every device: IBV_ATOMIC_GLOB */
     sr_ib_lane_t   *lanes;         /* [n_pes][nrails * qpp] */
     struct ibv_qp **nqps;          /* [n_pes] */
     sr_tl_ep_t    **eps;           /* [n_pes] */

@@ -113,8 +113,25 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
         st = SYMRAIL_ERR_TRANSPORT;
         goto err;
     }
+    /* Without global atomicity the NIC's atomics and the CPU's on the same
+     * word do not exclude each other: if this transport may carry a remote
+     * peer, local peers and this PE get QPs too, so that the core can send
+     * every atomic on a PE's words through the NIC. */
+    ctx->glob_atomics = 1;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        struct ibv_device_attr dda;
+        if (ibv_query_device(ctx->devs[d].ctx, &dda) != 0 || dda.atomic_cap != IBV_ATOMIC_GLOB)
+            ctx->glob_atomics = 0;
+    }
+    int any_remote = 0;
+    for (int pe = 0; pe < n; pe++)
+        any_remote |= !params->is_local[pe];
+    int amo_local = params->amo_local && !ctx->glob_atomics && any_remote;
+    if (amo_local)
+        sr_debug("verbs: %s has no global atomicity: QPs to local peers too, for atomics",
+                 ctx->rails[0].dev->name);
     for (int pe = 0; pe < n; pe++) {
-        ctx->use[pe] = !params->is_local[pe] || params->serve_local;
+        ctx->use[pe] = !params->is_local[pe] || params->serve_local || amo_local;
         if (!ctx->use[pe])
             continue;
         for (int r = 0; r < ctx->nrails; r++) {
@@ -202,10 +219,10 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
 
 static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
 {
-    (void)ctx;
     attr_p->max_slice = 1u << 30;
     attr_p->can_sleep = 0;
     attr_p->ordered_lanes = 1;  /* RC: a QP executes its requests in order */
+    attr_p->nic_atomics = !ctx->glob_atomics;
 }
 
 static int sr_ib_progress(sr_tl_ctx_t *ctx)

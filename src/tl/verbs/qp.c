@@ -137,9 +137,17 @@ int sr_ib_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len)
     if (!ctx->use[pe] || len < sizeof(hdr))
         return 0;
     memcpy(&hdr, addr, sizeof(hdr));
-    return hdr.magic == SR_IB_MAGIC && hdr.nrails > 0 && hdr.n_pes == (uint32_t)ctx->params.n_pes &&
-           len == sizeof(hdr) + hdr.nrails * sizeof(sr_ib_rail_addr_t) +
-                      (size_t)hdr.n_pes * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t);
+    if (!(hdr.magic == SR_IB_MAGIC && hdr.nrails > 0 && hdr.n_pes == (uint32_t)ctx->params.n_pes &&
+          len == sizeof(hdr) + hdr.nrails * sizeof(sr_ib_rail_addr_t) +
+                     (size_t)hdr.n_pes * (hdr.nrails * hdr.qpp + 1) * sizeof(uint32_t)))
+        return 0;
+    /* The peer made QPs for us too (it may not have, for a local peer). */
+    uint32_t nqpn;
+    size_t row = sizeof(hdr) + hdr.nrails * sizeof(sr_ib_rail_addr_t) +
+                 ((size_t)ctx->params.my_pe * (hdr.nrails * hdr.qpp + 1) + hdr.nrails * hdr.qpp) *
+                     sizeof(uint32_t);
+    memcpy(&nqpn, (const char *)addr + row, 4);
+    return nqpn != 0;
 }
 
 static void sr_ib_rail_link(const sr_ib_rail_addr_t *ra, sr_rail_link_t *link_p)
