@@ -10,7 +10,10 @@
  * QP has fewer than SYMRAIL_IB_MAX_WR outstanding, and only while its device's
  * CQ has room for one more completion; otherwise the op returns
  * SYMRAIL_ERR_AGAIN and the core progresses.  So ibv_post_send never fails
- * for lack of room and a CQ never overruns.
+ * for lack of room and a CQ never overruns.  Not every work request is
+ * signalled (see rma.c): an unsignalled one keeps its send-queue slot and
+ * its CQ entry until a later completion of its QP covers it, since a QP in
+ * error completes every WR, signalled or not.
  *
  * Notifications use one more RC QP per peer (on the first rail) with its own
  * CQ and pre-posted receive buffers.  Credits: a receiver writes the count of
