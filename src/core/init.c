@@ -357,6 +357,7 @@ symrail_status_t sr_core_init(void)
     sr_pool_init(&sr_ctx.reqs, sizeof(sr_req_t), 64);
     sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
     sr_ctx.oversubscribed = sr_oversubscribed(bi);
+    sr_ctx.live_last = sr_time_ns();  /* a first look long after this is a gap */
 
     sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
     sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));

@@ -8,7 +8,7 @@
 # On rxe0 only (loopback, GID index 1, the IPv4-mapped one), N times in turn:
 #   ib_write_bw and ib_read_bw -s SIZE for 64K, 256K, 1M and 4M, then
 #   sr_bench --net over SYMRAIL_TRANSPORTS=verbs SYMRAIL_IB_DEVICES=rxe0;
-# then ib_write_lat -s 8 next to sr_bench's latency table.  It prints the
+# and in each pass ib_write_lat -s 8 right after sr_bench's latency table.  It prints the
 # last sr_bench table, then one combined table: perftest MB/s and symrail
 # MB/s (put_nbi / get_nbi windows of symmetric, registered buffers), each
 # the median of the N passes, their ratio, the blocking put / get, and the
@@ -142,14 +142,15 @@ for p in $(seq "$passes"); do
             perftest "ib_${op}_bw" "$w/${op}_$s.$p" -s "$b" -n "$n" || fail=1
         done
     done
-    if [ "$p" = "$passes" ]; then lat=''; else lat=--bw-only; fi
+    # Latencies every pass, symrail and ib_write_lat back to back, so that
+    # both see the same spell of the machine.
     ./symrun -n 2 --timeout 400 ./tests/perf/sr_bench --net --sizes "$(echo "$SIZES" | tr " " ,)" \
-        --time-ms "$sr_ms" ${lat:+"$lat"} > "$w/sr.$p" 2>&1
+        --time-ms "$sr_ms" > "$w/sr.$p" 2>&1
     rc=$?
     raw "$w/sr.$p" "sr_bench --net, pass $p (exit $rc)"
     [ "$rc" = 0 ] || { echo "$me: sr_bench failed (exit $rc):" >&2; cat "$w/sr.$p" >&2; fail=1; }
+    perftest ib_write_lat "$w/lat.$p" -s 8 -n "$lat_iters" || fail=1
 done
-perftest ib_write_lat "$w/lat" -s 8 -n "$lat_iters" || fail=1
 
 say ""
 cat "$w/sr.$passes"
@@ -207,23 +208,42 @@ done
 say "# bandwidth target (symrail >= 0.90 x perftest): met at $met of $total sizes"
 
 # ib_write_lat: "bytes iters t_min t_max t_typical t_avg ..."; sr_bench: "... median mean".
-pt_lat=$(awk '$1 == 8 && NF >= 7 && $6 ~ /^[0-9.]+$/ { print $5, $6; exit }' "$w/lat" 2>/dev/null)
-sr_row() { # pattern: "median mean" of that sr_bench latency row
-    awk -v p="$1" 'index($0, p) && $NF ~ /^[0-9.]+$/ { print $(NF - 1), $NF; exit }' "$w/sr.$passes"
+# Each row: the median over the passes of each pass's median and mean.
+pt_lat1() { awk '$1 == 8 && NF >= 7 && $6 ~ /^[0-9.]+$/ { print $5, $6; exit }' "$1" 2>/dev/null; }
+sr_row1() { # file pattern
+    awk -v p="$2" 'index($0, p) && $NF ~ /^[0-9.]+$/ { print $(NF - 1), $NF; exit }' "$1"
 }
-sr_ow=$(sr_row "one way (round trip/2)")
-sr_put=$(sr_row "put (blocking")
+over_passes() { # command args...: "median-of-medians median-of-means"
+    meds='' means=''
+    for p in $(seq "$passes"); do
+        v=$("$@" "$p")
+        [ -n "$v" ] || continue
+        meds="$meds ${v% *}" means="$means ${v#* }"
+    done
+    # shellcheck disable=SC2086
+    m1=$(median $meds) m2=$(median $means)
+    [ -z "$m1" ] || echo "$m1 $m2"
+}
+pt_of() { pt_lat1 "$w/lat.$1"; }
+sr_of() { sr_row1 "$w/sr.$2" "$1"; }
+pt_lat=$(over_passes pt_of)
+sr_ow=$(over_passes sr_of "one way (round trip/2)")
+sr_put=$(over_passes sr_of "put (blocking")
+sr_putq=$(over_passes sr_of "put + quiet")
 lat_row() { # label "median mean" reference-median
     set -- "$1" "${2% *}" "${2#* }" "${3:-}"
     [ -n "$2" ] || set -- "$1" "" "" "$4"
     printf '  %-56s %8s %8s %7s\n' "$1" "$(fmt "$2")" "$(fmt "$3")" "$(ratio "$4" "$2")"
 }
 say ""
-say "# latency, 8-byte payloads, one way, usec; ratio = median / perftest's median"
+say "# latency, 8-byte payloads, one way, usec; median over $passes pass(es), each pass"
+say "# running sr_bench and ib_write_lat back to back; ratio = median / perftest's median"
+say "#   targets: put <= 1.3x, put_signal ping-pong <= 1.5x"
 printf '# %-56s %8s %8s %7s\n' "" median mean ratio
 lat_row "perftest ib_write_lat (write ping-pong / 2)" "$pt_lat" "${pt_lat% *}"
 lat_row "symrail put_signal SET ping-pong / 2" "$sr_ow" "${pt_lat% *}"
-lat_row "symrail put, blocking (one put and its completion)" "$sr_put" "${pt_lat% *}"
+lat_row "symrail put, blocking (until the source may be reused)" "$sr_put" "${pt_lat% *}"
+lat_row "symrail put + quiet (until remote completion)" "$sr_putq" "${pt_lat% *}"
 [ "$fail" = 0 ] || say "# some runs FAILED; see above${log:+ and $log}"
 rm -rf "$w"
 exit "$fail"

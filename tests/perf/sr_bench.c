@@ -267,6 +267,19 @@ static symrail_status_t k_put(bench_t *b, size_t n, uint64_t iters)
     return SYMRAIL_OK;
 }
 
+/* A put and its remote completion. */
+static symrail_status_t k_put_quiet(bench_t *b, size_t n, uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        symrail_status_t st = symrail_put(b->dst, b->src, n, TARGET_PE);
+        if (st == SYMRAIL_OK)
+            st = symrail_quiet();
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    return SYMRAIL_OK;
+}
+
 static symrail_status_t k_put_nbi(bench_t *b, size_t n, uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++) {
@@ -695,11 +708,12 @@ static int drive_net(bench_t *b)
     printf("\n# latency, 8-byte payloads, PE 0 -> PE 1; each operation timed on its own\n");
     printf("# %-50s %12s %12s\n", "operation", "median usec", "mean usec");
     {
-        static const char *what[3] = { "put (blocking: until remote completion)", "get (blocking)",
+        static const char *what[4] = { "put (blocking: until the source may be reused)",
+                                       "put + quiet (until remote completion)", "get (blocking)",
                                        "atomic_fetch_add (blocking)" };
-        kern_fn k[3] = { k_put, k_get, k_fetch_add };
+        kern_fn k[4] = { k_put, k_put_quiet, k_get, k_fetch_add };
         send_cmd(b, CMD_NOP, 0);
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 4; j++) {
             double mean, median;
             lat_samples(b, k[j], 0, &mean, &median);
             net_lat_row(what[j], median, mean);

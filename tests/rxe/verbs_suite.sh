@@ -54,6 +54,13 @@ run_case "QP forced into error mid-transfer: retried on another lane, lane repai
 run_case "lane repair survives repair messages that could not be sent at first" 0 \
     "lanes repaired" \
     env SYMRAIL_IB_FAULT_QP_ERROR=0:20:2 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 T_MAX_SIZE=1048576 "$SYMRUN" --timeout 400 -n 2 "$T/t_rma"
+run_case "blocking puts complete at post; quiet, then a get or a load sees the data" 0 \
+    '^ok: puts complete at post' "$SYMRUN" --timeout 400 -n 2 "$T/t_complete"
+run_case "blocking puts complete at post, one QP per peer" 0 '^ok: puts complete at post' \
+    env SYMRAIL_IB_QPS_PER_PEER=1 SYMRAIL_IB_DEVICES=rxe0 "$SYMRUN" --timeout 400 -n 2 "$T/t_complete"
+run_case "a repaired lane carries data again" 0 'rail 0 carried [1-9][0-9]* bytes after the repair' \
+    env SYMRAIL_IB_QPS_PER_PEER=1 SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_complete" repair
 # Every step of init failing leaves a clean error, never a crash in fini.
 for step in 1 2 3 4; do
     run_case "init step $step failing ends cleanly" nonzero "init step $step fails" \

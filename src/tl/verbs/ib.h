@@ -10,7 +10,10 @@
  * QP has fewer than SYMRAIL_IB_MAX_WR outstanding, and only while its device's
  * CQ has room for one more completion; otherwise the op returns
  * SYMRAIL_ERR_AGAIN and the core progresses.  So ibv_post_send never fails
- * for lack of room and a CQ never overruns.
+ * for lack of room and a CQ never overruns.  Not every work request is
+ * signalled (see rma.c): an unsignalled one keeps its send-queue slot and
+ * its CQ entry until a later completion of its QP covers it, since a QP in
+ * error completes every WR, signalled or not.
  *
  * Notifications use one more RC QP per peer (on the first rail) with its own
  * CQ and pre-posted receive buffers.  Credits: a receiver writes the count of
@@ -49,6 +52,13 @@
 #define SR_IB_AMO_SLOTS    64
 #define SR_IB_BOUNCE_SLOTS 64
 #define SR_IB_POLL_BATCH   64
+/* Inline puts keep their own copy of the data in their op (posted from
+ * there, and re-posted from there should their QP fail). */
+#define SR_IB_INLINE_MAX   64
+/* A QP signals at least every SR_IB_SIG_EVERY-th work request (fewer with a
+ * small SYMRAIL_IB_MAX_WR: every max_wr/4-th): one completion covers every
+ * earlier work request of that QP. */
+#define SR_IB_SIG_EVERY    16
 /* Ack timeout 4.096 us * 2^16 = 268 ms, 7 retries: a dead peer shows as a
  * completion error in about 2 s, a slow emulated peer does not. */
 #define SR_IB_QP_TIMEOUT   16
@@ -117,12 +127,26 @@ typedef struct {
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */
+    /*
+     * Selective signalling.  Work requests are numbered per QP (seq); ops
+     * posted and not yet covered by a completion sit in wq in post order,
+     * ops held back for a chain in hold.  Every op holds its send-queue slot
+     * and one CQ entry (a QP in error completes every WR, signalled or not)
+     * from the moment it is taken until a completion covers it.
+     */
+    struct sr_ib_op *wq_head, *wq_tail;
+    struct sr_ib_op *hold_head, *hold_tail;
+    uint64_t       sq_posted;    /* seq of the last WR posted */
+    uint64_t       sq_done;      /* ... covered by a completion */
+    uint64_t       sig_seq;      /* ... the last signalled one */
+    uint32_t       unsig;        /* unsignalled WRs since the last signalled */
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
 
 /* Internal notify messages: flagged in the length word, never shown to users. */
 #define SR_IB_MSG_INTERNAL 0x80000000u
-enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3 };
+enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
+       SR_IB_CTL_HEARTBEAT = 4 };
 typedef struct {
     uint32_t op;
     uint32_t lane;
@@ -130,8 +154,20 @@ typedef struct {
 } sr_ib_ctl_t;
 
 /* One outstanding data work request; its address is the wr_id. */
+enum { SR_IB_OP_DATA = 0, SR_IB_OP_COVER };
 typedef struct sr_ib_op {
-    sr_tl_comp_t     *comp;
+    struct sr_ib_op  *next;      /* in its lane's wq or hold list, or ep's replay */
+    uint64_t          seq;
+    struct ibv_send_wr wr;
+    struct ibv_sge    sge;
+    int               kind;
+    int               must_sig;  /* it took the last slot of some resource */
+    uint32_t          region;    /* where a put goes, to re-post it elsewhere */
+    uint64_t          roff;
+    uint32_t          fail_qpn;  /* the QP it was lost with, to name in an error */
+    int               fail_rail;
+    unsigned char     inl[SR_IB_INLINE_MAX];
+    sr_tl_comp_t     *comp;      /* NULL: complete locally (inline or bounce put) */
     struct sr_tl_ep  *ep;
     sr_ib_lane_t     *lane;
     void             *dst;       /* get through a bounce buffer, or atomic result */
@@ -192,7 +228,24 @@ struct sr_tl_ep {
     /* The last word we set there and its value: the first guess of the next
      * compare-swap loop, right for flags and counters a PE keeps setting. */
     uint64_t          guess_raddr, guess_val;
+    /* Locally completed puts whose QP failed, to be posted again (in order)
+     * on another lane; the error to report from the next flush when that
+     * was not possible. */
+    struct sr_ib_op  *replay_head, *replay_tail;
+    symrail_status_t  late_err;
+    char              late_why[160];
+    int               held;            /* some lane holds WRs for a chain */
+    uint64_t          heard;           /* sr_time_ns of the last sign of life (atomic) */
+    uint64_t          hb_sent;         /* ... of our last message to the peer (nlock) */
 };
+
+/* A flush waiting for the lanes of ep to reach target. */
+typedef struct sr_ib_flush {
+    struct sr_ib_flush *next;
+    sr_tl_ep_t         *ep;
+    sr_tl_comp_t       *comp;
+    uint64_t            target[SR_TL_MAX_LANES];
+} sr_ib_flush_t;
 
 typedef struct sr_ib_msg {
     struct sr_ib_msg *next;
@@ -234,6 +287,11 @@ struct sr_tl_ctx {
     uint64_t        bounce_free;   /* bitmap */
 
     sr_pool_t       ops;           /* sr_ib_op_t */
+    uint32_t        sig_every;
+    sr_ib_flush_t  *flushes;       /* flushes in progress */
+    int             held;          /* some endpoint holds WRs */
+    int             replays;       /* some endpoint has puts to post again */
+    uint64_t        hb_ns;         /* heartbeat interval; 0: none */
 
     /* Notify channel, shared with the progress thread. */
     pthread_mutex_t nlock;
@@ -249,7 +307,7 @@ struct sr_tl_ctx {
     uint64_t        fault_after;
     uint32_t        fault_ctl;     /* repair messages still to be refused */
     int             fault_init;    /* init step that fails */
-    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired;
+    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired, n_replayed;
     int             repairs_pending;
     int             lane_events;   /* some lane's gen is not reported yet */
 };
@@ -339,6 +397,11 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
                               uint32_t region, uint64_t roff, uint64_t operand,
                               uint64_t compare, uint64_t *result_p, sr_tl_comp_t *comp);
 void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc);
+symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+void sr_ib_ep_post_end(sr_tl_ep_t *ep);
+void sr_ib_post_held(sr_tl_ctx_t *ctx);
+int sr_ib_rma_progress(sr_tl_ctx_t *ctx);
+int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 
 /* notify.c */
 symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, uint64_t i);
@@ -346,6 +409,8 @@ void sr_ib_wireup_done(sr_tl_ctx_t *ctx);
 int sr_ib_npoll(sr_tl_ctx_t *ctx);
 void sr_ib_return_credits(sr_tl_ctx_t *ctx);
 void sr_ib_notify_release(sr_tl_ep_t *ep);
+uint64_t sr_ib_ep_heard(sr_tl_ep_t *ep);
+void sr_ib_heartbeats(sr_tl_ctx_t *ctx);
 symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                 size_t len, uint32_t flags);
 symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,

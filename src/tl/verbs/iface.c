@@ -52,6 +52,14 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->max_wr = (uint32_t)params->env->ib_max_wr;
     ctx->depth = (uint32_t)params->env->ib_recv_depth;
     ctx->slots = (uint32_t)params->env->notify_slots;
+    ctx->sig_every = ctx->max_wr / 4 < SR_IB_SIG_EVERY ? ctx->max_wr / 4 : SR_IB_SIG_EVERY;
+    if (ctx->sig_every < 1)
+        ctx->sig_every = 1;
+    /* At least four heartbeats per timeout, so a live idle peer is never
+     * taken for an unresponsive one. */
+    ctx->hb_ns = params->env->heartbeat * 1000000ull;
+    if (params->env->op_timeout && params->env->op_timeout * 1000000ull / 4 < ctx->hb_ns)
+        ctx->hb_ns = params->env->op_timeout * 1000000ull / 4;
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);
@@ -202,6 +210,11 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
         ibv_destroy_comp_channel(ctx->nch);
     for (int d = 0; d < ctx->ndevs; d++)
         sr_ib_dev_close(&ctx->devs[d]);
+    while (ctx->flushes) {
+        sr_ib_flush_t *f = ctx->flushes;
+        ctx->flushes = f->next;
+        free(f);
+    }
     sr_pool_fini(&ctx->ops);
     while (ctx->mq_head) {
         sr_ib_msg_t *m = ctx->mq_head;
@@ -223,6 +236,7 @@ static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     attr_p->can_sleep = 0;
     attr_p->ordered_lanes = 1;  /* RC: a QP executes its requests in order */
     attr_p->nic_atomics = !ctx->glob_atomics;
+    attr_p->local_completion = 1;  /* inline and bounce-buffered puts */
 }
 
 static int sr_ib_progress(sr_tl_ctx_t *ctx)
@@ -237,6 +251,7 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
             total += n;
         }
     }
+    total += sr_ib_rma_progress(ctx);
     if (pthread_mutex_trylock(&ctx->nlock) == 0) {
         total += sr_ib_npoll(ctx);
         sr_ib_return_credits(ctx);
@@ -279,6 +294,7 @@ static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
     stats_p->qp_full += ctx->n_qp_full;
     stats_p->cq_full += ctx->n_cq_full;
     stats_p->repairs += ctx->n_repaired;
+    stats_p->retries += ctx->n_replayed;  /* locally completed puts posted again */
     for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
         sr_ib_rail_t *rail = &ctx->rails[r];
         __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
@@ -321,10 +337,10 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .get          = sr_ib_get,
     .atomic       = sr_ib_atomic,
     .notify       = sr_ib_notify,
-    .flush        = sr_tl_flush_nothing,
-    .ep_post_end  = sr_tl_ep_nothing,
+    .flush        = sr_ib_flush,
+    .ep_post_end  = sr_ib_ep_post_end,
     .notify_release = sr_ib_notify_release,
-    .ep_heard     = sr_tl_heard_unknown,
+    .ep_heard     = sr_ib_ep_heard,
     .progress     = sr_ib_progress,
     .ep_check     = sr_ib_ep_check,
     .stats        = sr_ib_stats,

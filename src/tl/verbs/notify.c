@@ -31,6 +31,12 @@ void sr_ib_wireup_done(sr_tl_ctx_t *ctx)
         sr_warn("verbs: no progress thread (pipe: %m); notifications progress in calls only");
         return;
     }
+    uint64_t now = sr_time_ns();
+    for (int pe = 0; pe < ctx->params.n_pes; pe++)
+        if (ctx->eps[pe]) {
+            __atomic_store_n(&ctx->eps[pe]->heard, now, __ATOMIC_RELAXED);
+            ctx->eps[pe]->hb_sent = now;
+        }
     ibv_req_notify_cq(ctx->ncq, 0);
     if (pthread_create(&ctx->thread, NULL, sr_ib_thread, ctx) != 0) {
         sr_warn("verbs: no progress thread; notifications progress in calls only");
@@ -61,6 +67,7 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
             }
             if (ep == NULL)
                 continue;
+            __atomic_store_n(&ep->heard, sr_time_ns(), __ATOMIC_RELAXED);
             if (kind == SR_IB_WR_RECV) {
                 const char *slot = sr_ib_slot(ctx->recv_slots, ctx, pe, wc[i].wr_id & 0xffffff);
                 uint32_t tag, len, internal;
@@ -72,7 +79,13 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                     sr_error("verbs: malformed notification from PE %d (%u bytes) dropped", pe, len);
                     len = 0;
                 }
-                sr_ib_msg_t *m = malloc(sizeof(*m) + len);
+                uint32_t ctl_op = 0;
+                if (internal && len >= 4)
+                    memcpy(&ctl_op, slot + SR_IB_MSG_HDR, 4);
+                /* A heartbeat says only that the peer lives: already noted. */
+                sr_ib_msg_t *m = NULL;
+                if (ctl_op != SR_IB_CTL_HEARTBEAT && (m = malloc(sizeof(*m) + len)) == NULL)
+                    sr_error("verbs: out of memory: notification from PE %d lost", pe);
                 if (m) {
                     m->next = NULL;
                     m->src = pe;
@@ -84,8 +97,6 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                     else
                         ctx->mq_head = m;
                     ctx->mq_tail = m;
-                } else {
-                    sr_error("verbs: out of memory: notification from PE %d lost", pe);
                 }
                 /* The slot is free again as soon as its content is copied. */
                 sr_ib_post_recv(ctx, ep->nqp, pe, wc[i].wr_id & 0xffffff);
@@ -146,9 +157,13 @@ static void *sr_ib_thread(void *arg)
     sr_tl_ctx_t *ctx = arg;
     struct pollfd pfd[2] = { { .fd = ctx->nch->fd, .events = POLLIN },
                              { .fd = ctx->wake_pipe[0], .events = POLLIN } };
+    int ms = 50;
+    if (ctx->hb_ns && ctx->hb_ns / 2000000 < (uint64_t)ms)
+        ms = ctx->hb_ns / 2000000 > 0 ? (int)(ctx->hb_ns / 2000000) : 1;
     while (!ctx->stop) {
-        /* Bounded sleep: credits owed are returned even without events. */
-        if (poll(pfd, 2, 50) < 0 && errno != EINTR)
+        /* Bounded sleep: credits owed are returned and heartbeats sent even
+         * without events. */
+        if (poll(pfd, 2, ms) < 0 && errno != EINTR)
             break;
         if (ctx->stop)
             break;
@@ -163,19 +178,18 @@ static void *sr_ib_thread(void *arg)
         pthread_mutex_lock(&ctx->nlock);
         sr_ib_npoll(ctx);
         sr_ib_return_credits(ctx);
+        sr_ib_heartbeats(ctx);
         pthread_mutex_unlock(&ctx->nlock);
     }
     return NULL;
 }
 
-symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
-                                size_t len, uint32_t flags)
+/* nlock held. */
+static symrail_status_t sr_ib_send_locked(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                          size_t len, uint32_t flags)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     symrail_status_t st = SYMRAIL_OK;
-    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
-        return SYMRAIL_ERR_INVALID;
-    pthread_mutex_lock(&ctx->nlock);
     sr_ib_credit_t cr = { ep->n_sent, ep->n_send_done,
                           __atomic_load_n(&ctx->credits[ep->pe], __ATOMIC_ACQUIRE) };
     if (ep->nqp_error) {
@@ -197,14 +211,49 @@ symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payloa
         int rc = ibv_post_send(ep->nqp, &wr, &bad);
         if (rc == 0) {
             ep->n_sent++;
+            ep->hb_sent = sr_time_ns();
         } else {
             sr_error("verbs: sending a notification to PE %d (QP %u) failed: %s", ep->pe,
                      ep->nqp->qp_num, strerror(rc));
             st = SYMRAIL_ERR_TRANSPORT;
         }
     }
-    pthread_mutex_unlock(&ctx->nlock);
     return st;
+}
+
+symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                size_t len, uint32_t flags)
+{
+    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+        return SYMRAIL_ERR_INVALID;
+    pthread_mutex_lock(&ep->ctx->nlock);
+    symrail_status_t st = sr_ib_send_locked(ep, tag, payload, len, flags);
+    pthread_mutex_unlock(&ep->ctx->nlock);
+    return st;
+}
+
+/* A heartbeat to every peer we sent nothing to for the interval, so that
+ * it hears from us while we compute; nlock held.  It is an internal
+ * message: it takes one of the reserved receive buffers, never an
+ * application credit, and the receiver consumes it at once. */
+void sr_ib_heartbeats(sr_tl_ctx_t *ctx)
+{
+    if (ctx->hb_ns == 0)
+        return;
+    uint64_t now = sr_time_ns();
+    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+        sr_tl_ep_t *ep = ctx->eps[pe];
+        if (ep == NULL || pe == ctx->params.my_pe || ep->nqp_error || now - ep->hb_sent < ctx->hb_ns)
+            continue;
+        sr_ib_ctl_t c = { SR_IB_CTL_HEARTBEAT, 0, 0 };
+        if (sr_ib_send_locked(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL) != SYMRAIL_OK)
+            ep->hb_sent = now;  /* no credit now: the peer is behind; try next interval */
+    }
+}
+
+uint64_t sr_ib_ep_heard(sr_tl_ep_t *ep)
+{
+    return __atomic_load_n(&ep->heard, __ATOMIC_RELAXED);
 }
 
 symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
