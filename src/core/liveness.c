@@ -18,8 +18,9 @@
 /* Peers looked at per call, so that a wait with many peers stays cheap. */
 #define SR_LIVE_BATCH 16
 
-/* Is the process stopped (SIGSTOP, a debugger)?  0 when it cannot tell. */
-static int sr_pid_stopped(int pid)
+/* The process's state letter in /proc (R, S, T, Z, ...), or 0 when it
+ * cannot tell. */
+static char sr_pid_state(int pid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -33,7 +34,7 @@ static int sr_pid_stopped(int pid)
     buf[n] = '\0';
     /* "pid (comm) S ...": comm may hold spaces and parentheses. */
     const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+    return p && p[1] == ' ' ? p[2] : 0;
 }
 
 symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
@@ -45,7 +46,10 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     if (p->is_local && sr_ctx.pids[pe] > 0) {
         if (!sr_pid_alive(sr_ctx.pids[pe]))
             return SYMRAIL_ERR_PEER_GONE;
-        if (sr_pid_stopped(sr_ctx.pids[pe])) {
+        char state = sr_pid_state(sr_ctx.pids[pe]);
+        if (state == 'Z' || state == 'X')  /* dead, not yet reaped */
+            return SYMRAIL_ERR_PEER_GONE;
+        if (state == 'T' || state == 't') {
             if (p->stopped_since == 0)
                 p->stopped_since = now_ns;
             if (limit && now_ns - p->stopped_since >= limit)
@@ -59,7 +63,13 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     uint64_t heard = p->ops->ep_heard(p->ep);
     if (heard && heard < sr_ctx.live_resumed)
         heard = sr_ctx.live_resumed;
-    if (heard && limit && now_ns > heard && now_ns - heard >= limit)
+    /* What we heard last may be up to one heartbeat old when the silence
+     * starts, and a transport that waits on a request of ours says more
+     * (which peer, which address) than silence does: one beat of slack. */
+    uint64_t beat = sr_ctx.env.heartbeat * 1000000ull;
+    if (beat > limit / 4)
+        beat = limit / 4;
+    if (heard && limit && now_ns > heard && now_ns - heard >= limit + beat)
         return SYMRAIL_ERR_PEER_UNRESPONSIVE;
     return SYMRAIL_OK;
 }
@@ -89,7 +99,7 @@ int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p)
 void sr_peer_fail_log(const char *what, int pe, symrail_status_t st)
 {
     if (st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
-        sr_error("%s: PE %d (pid %d) is unresponsive: no sign of life for %llu ms "
+        sr_error("%s: PE %d (pid %d) is unresponsive: no sign of life for over %llu ms "
                  "(SYMRAIL_OP_TIMEOUT)", what, pe, sr_ctx.pids[pe],
                  (unsigned long long)sr_ctx.env.op_timeout);
     else

@@ -18,6 +18,8 @@
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <time.h>
+
 
 static inline sr_slice_t *sr_slice_alloc(void)
 {
@@ -83,6 +85,19 @@ static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
     sr_slice_release(s);
 }
 
+static int sr_peer_gone_soon(int pe)
+{
+    for (int i = 0; i < 40; i++) {
+        if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
+            return 1;
+        if (!sr_ctx.peers[pe].is_local)
+            return 0;
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 /* A slice failed on its lane: try another one, or give up. */
 static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
 {
@@ -108,9 +123,10 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             return;
         }
     }
-    /* Say why the lanes failed when the answer is that the peer is gone. */
-    if (peer->ops->ep_check(peer->ep) == SYMRAIL_ERR_PEER_GONE)
-        status = SYMRAIL_ERR_PEER_GONE;
+    /* Say why the lanes failed when the answer is that the peer is gone.  A
+     * local peer that is exiting breaks its lanes (its memory goes) a moment
+     * before its process is seen gone: give it that moment. */
+    status = sr_peer_gone_soon(s->pe) ? SYMRAIL_ERR_PEER_GONE : status;
     if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
         sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
                  s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,

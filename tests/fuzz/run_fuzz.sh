@@ -19,7 +19,8 @@ trap 'rm -rf "$work"' EXIT
 corpus=${FUZZ_CORPUS:-$work/corpus}
 mkdir -p "$corpus" "$work/inc"
 : >"$work/inc/config.h"  # frame.c needs no configuration
-flags="-g -O1 -I$work/inc -I$top/src -I$top/include"
+# symrail_version.h is generated into the build tree.
+flags="-g -O1 -I$work/inc -I$top/src -I${top_builddir:-$top}/include -I$top/include"
 if ! "$CLANG" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     "$here/fuzz_frame.c" "$top/src/tl/tcp/frame.c" "$top/src/util/crypto.c" -lcrypto \
     -o "$work/fuzz_frame" 2>"$work/cc.err"; then

@@ -13,13 +13,16 @@ run_case "t_rma under mpirun -np 4" 0 '^ok: put_nbi' mpi 4 "$T/t_rma"
 run_case "t_signal under mpirun -np 3" 0 '^ok: signal comparisons' mpi 3 "$T/t_signal"
 run_case "t_atomic under mpirun -np 4" 0 '^ok: compare_swap lock' mpi 4 "$T/t_atomic"
 
-# A PE killed during init (rank 1, while rank 0 never starts symrail) leaves
-# its shared-memory objects; nobody under mpirun knows their names, so the
-# next job's init must remove them, as their creator is gone.
+# A PE killed during init (rank 1, once its objects exist, while rank 0
+# never starts symrail) leaves them behind; nobody under mpirun knows their
+# names, so the next job's init must remove them, as their creator is gone.
 ls /dev/shm 2>/dev/null | grep '^symrail-' | sort >"$outdir/shm.before"
 env SYMRAIL_HEAP_SIZE=64M timeout 60 "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 \
-    sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 1; kill -KILL $$) & exec "$0"; fi
-           exec sleep 5' "$T/t_rma" >"$outdir/killed.out" 2>&1
+    sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then
+               (i=0; while [ $i -lt 200 ] && ! ls /dev/shm | grep -q "[.]p$$\$"; do
+                    sleep 0.1; i=$((i + 1)); done; sleep 0.2; kill -KILL $$) &
+               exec "$0"; fi
+           exec sleep 25' "$T/t_rma" >"$outdir/killed.out" 2>&1
 ls /dev/shm 2>/dev/null | grep '^symrail-' | sort >"$outdir/shm.killed"
 comm -13 "$outdir/shm.before" "$outdir/shm.killed" >"$outdir/shm.stale"
 if [ ! -s "$outdir/shm.stale" ]; then
