@@ -296,6 +296,12 @@ void sr_tcp_kick(sr_tl_ctx_t *ctx);
 
 /* net.c */
 const char *sr_tcp_ipstr(uint32_t ip, uint16_t port, char *buf, size_t len);
+/* SYMRAIL_TCP_IF, a comma list of interface names and IPv4 CIDRs (util/strlist
+ * rules): 1 when an entry selects the interface, 0 when none does, -1 when an
+ * entry before the first match is neither a name nor a CIDR. */
+int sr_tcp_if_match(const char *filter, const char *ifname, uint32_t ip);
+/* 0 when some entry is neither a name nor a CIDR. */
+int sr_tcp_if_valid(const char *filter);
 symrail_status_t sr_tcp_listen(sr_tl_ctx_t *ctx);
 void sr_tcp_write_addr_file(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
