@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "tl/tcp/tcp.h"
+#include "util/fault.h"
 
 static void sr_tcp_fini(sr_tl_ctx_t *ctx);
 
@@ -36,20 +37,12 @@ void sr_tcp_kick(sr_tl_ctx_t *ctx)
 
 static symrail_status_t sr_tcp_parse_fault(sr_tl_ctx_t *ctx)
 {
-    const char *f = ctx->params.env->tcp_fault_conn;
-    int lane;
-    unsigned long long after;
-    ctx->fault_lane = -1;
-    if (f == NULL || *f == '\0')
-        return SYMRAIL_OK;
-    if (sscanf(f, "%d:%llu", &lane, &after) != 2 || lane < 0) {
-        sr_error("SYMRAIL_TCP_FAULT_CONN='%s' is not LANE:N", f);
-        return SYMRAIL_ERR_INVALID;
-    }
-    ctx->fault_lane = lane;
-    ctx->fault_after = after;
-    sr_warn("tcp: test fault hook armed: lane %d breaks after %llu slices", lane, after);
-    return SYMRAIL_OK;
+    sr_fault_t f;
+    symrail_status_t st = sr_fault_parse(ctx->params.env->tcp_fault_conn,
+                                         "SYMRAIL_TCP_FAULT_CONN", "tcp", NULL, &f);
+    ctx->fault_lane = f.lane;
+    ctx->fault_after = f.after;
+    return st;
 }
 
 static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)

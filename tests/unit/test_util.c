@@ -1,0 +1,78 @@
+/* Helpers the transports share: the fault-hook parser, the message queue. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util/fault.h"
+#include "util/msgq.h"
+
+static void test_fault(void **state)
+{
+    (void)state;
+    sr_fault_t f;
+    assert_int_equal(sr_fault_parse(NULL, "V", "t", NULL, &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, -1);
+    assert_int_equal(sr_fault_parse("", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, -1);
+    assert_int_equal(sr_fault_parse("1:20", "V", "t", NULL, &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, 1);
+    assert_int_equal(f.after, 20);
+    assert_int_equal(f.extra, 0);
+    /* The third field, where the hook takes one (verbs: repair messages). */
+    assert_int_equal(sr_fault_parse("0:20:2", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, 0);
+    assert_int_equal(f.after, 20);
+    assert_int_equal(f.extra, 2);
+    assert_int_equal(sr_fault_parse("0:20", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.extra, 0);
+    const char *bad[] = { "0:20:2", "x", "0", "-1:5", "0:20x", "0:" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (sr_fault_parse(bad[i], "V", "t", NULL, &f) != SYMRAIL_ERR_INVALID)
+            fail_msg("two-field hook accepted '%s'", bad[i]);
+        assert_int_equal(f.lane, -1);
+    }
+    const char *bad3[] = { "0:20:", "0:20:x", "0:20:2:1", "0:20:2x", "0:20;2" };
+    for (size_t i = 0; i < sizeof(bad3) / sizeof(bad3[0]); i++)
+        if (sr_fault_parse(bad3[i], "V", "t", "x", &f) != SYMRAIL_ERR_INVALID)
+            fail_msg("three-field hook accepted '%s'", bad3[i]);
+}
+
+static void test_msgq_flags(void **state)
+{
+    (void)state;
+    sr_msgq_t q = { NULL, NULL, 0 };
+    assert_int_equal(sr_msgq_push(&q, 3, 7, "ab", 2), SYMRAIL_OK);
+    assert_int_equal(sr_msgq_push_flags(&q, 4, 0, 0x80000000u, "xyz", 3), SYMRAIL_OK);
+    assert_int_equal(q.count, 2);
+    sr_msg_t *m = sr_msgq_pop(&q);
+    assert_non_null(m);
+    assert_int_equal(m->src, 3);
+    assert_int_equal(m->tag, 7);
+    assert_int_equal(m->len, 2);
+    assert_int_equal(m->flags, 0);
+    assert_memory_equal(m->payload, "ab", 2);
+    free(m);
+    m = sr_msgq_pop(&q);
+    assert_non_null(m);
+    assert_int_equal(m->src, 4);
+    assert_int_equal(m->len, 3);
+    assert_int_equal(m->flags, 0x80000000u);
+    free(m);
+    assert_null(sr_msgq_pop(&q));
+    assert_int_equal(q.count, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fault),
+        cmocka_unit_test(test_msgq_flags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
