@@ -183,3 +183,8 @@ int sr_pid_alive(int pid)
 {
     return kill(pid, 0) == 0 || errno == EPERM;
 }
+
+int sr_pid_gone(int pid)
+{
+    return pid > 0 && !sr_pid_alive(pid);
+}

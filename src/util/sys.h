@@ -49,5 +49,9 @@ void sr_shm_clean_stale(void);
 
 /* Is process `pid` still there? */
 int sr_pid_alive(int pid);
+/* Is the peer process `pid` (from its address blob) known to be gone?  The one
+ * check of a local peer's process every transport's ep_check makes; 0 for a
+ * pid that was never told (0 or less), which would name a process group. */
+int sr_pid_gone(int pid);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "util/atomic.h"
 #include "util/fault.h"
 #include "util/msgq.h"
 
@@ -68,11 +69,40 @@ static void test_msgq_flags(void **state)
     assert_int_equal(q.count, 0);
 }
 
+static void test_cpu_amo(void **state)
+{
+    (void)state;
+    uint64_t w = 5, old = 99;
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_FETCH, 0, 0, &old));
+    assert_int_equal(old, 5);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_ADD, 3, 0, &old));
+    assert_int_equal(old, 5);
+    assert_int_equal(w, 8);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_SWAP, 1, 0, &old));
+    assert_int_equal(old, 8);
+    assert_int_equal(w, 1);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP, 7, 2, &old));  /* no match */
+    assert_int_equal(old, 1);
+    assert_int_equal(w, 1);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP, 7, 1, &old));
+    assert_int_equal(old, 1);
+    assert_int_equal(w, 7);
+    old = 99;
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_SET, 4, 0, &old));
+    assert_int_equal(old, 0);
+    assert_int_equal(w, 4);
+    old = 99;
+    assert_false(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP + 1, 1, 1, &old));
+    assert_int_equal(w, 4);
+    assert_int_equal(old, 99);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault),
         cmocka_unit_test(test_msgq_flags),
+        cmocka_unit_test(test_cpu_amo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

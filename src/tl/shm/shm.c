@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "tl/tl.h"
+#include "util/atomic.h"
 #include "util/copy.h"
 #include "util/log.h"
 #include "util/sys.h"
@@ -403,28 +404,8 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     uint64_t *t = (uint64_t *)(void *)(ep->base[region] + roff);
     uint64_t old;
     (void)lane, (void)comp;
-    switch (op) {
-    case SR_TL_AMO_FETCH:
-        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
-        break;
-    case SR_TL_AMO_SET:
-        /* Release: a PE that sees the new value sees what was written before. */
-        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
-        old = 0;
-        break;
-    case SR_TL_AMO_ADD:
-        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_SWAP:
-        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_CSWAP:
-        old = compare;
-        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        break;
-    default:
+    if (!sr_cpu_amo(t, op, operand, compare, &old))
         return SYMRAIL_ERR_UNSUPPORTED;
-    }
     if (result_p)
         *result_p = old;
     if (op == SR_TL_AMO_SET)
@@ -499,7 +480,7 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
 
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 {
-    return ep->self || sr_pid_alive(ep->pid) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
+    return !ep->self && sr_pid_gone(ep->pid) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
 }
 
 static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)

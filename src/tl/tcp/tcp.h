@@ -75,6 +75,8 @@
 #define SR_TL_TCP_H
 
 #include "tl/tl.h"
+#include "util/atomic.h"
+#include "util/copy.h"
 #include "tl/tcp/frame.h"
 #include "util/log.h"
 #include "util/msgq.h"
@@ -351,7 +353,6 @@ void sr_tcp_reap(sr_tl_ctx_t *ctx);
 void *sr_tcp_thread(void *arg);
 void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
                      uint32_t len);
-uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare);
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n);
 
 /* ep.c */

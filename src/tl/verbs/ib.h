@@ -26,6 +26,7 @@
 #include "tl/verbs/credits.h"
 #include "tl/verbs/rails.h"
 #include "util/log.h"
+#include "util/copy.h"
 #include "util/msgq.h"
 #include "util/pool.h"
 #include "util/sys.h"

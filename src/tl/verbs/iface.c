@@ -235,7 +235,7 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
 
 static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
-    if (ep->local && ep->pe != ep->ctx->params.my_pe && !sr_pid_alive(ep->pid))
+    if (ep->local && ep->pe != ep->ctx->params.my_pe && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
     /* Lanes under repair still count: the peer may well be alive. */
     for (int l = 0; l < ep->nlanes; l++)

@@ -65,7 +65,7 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
         addr = ctx->bounce + (size_t)op->bounce * ctx->bounce_len;
         lkey = lane->rail->dev->scratch_mr->lkey;
         if (is_put)
-            memcpy(addr, local, len);
+            sr_copy(addr, local, len);
         else
             op->dst = local;
     }
@@ -209,7 +209,7 @@ void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
         if (op->dst)
             *(uint64_t *)op->dst = res;
     } else if (op->dst && op->bounce >= 0) {
-        memcpy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
+        sr_copy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
     }
     sr_tl_comp_t *comp = op->comp;
     sr_ib_op_put(ctx, op);
