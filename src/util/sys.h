@@ -28,10 +28,6 @@ static inline void sr_cpu_relax(void)
 #endif
 }
 
-/* Futex on a 32-bit word in memory shared between processes. */
-void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
-void sr_futex_wake_all(uint32_t *addr);
-
 /* Creates (exclusive) and maps a POSIX shared-memory object of `size` bytes
  * at an address aligned to `align` (a power of two, at least a page).  The
  * pages are backed lazily, on first touch. */

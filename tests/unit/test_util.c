@@ -9,7 +9,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+
 #include "util/atomic.h"
+#include "util/doorbell.h"
 #include "util/fault.h"
 #include "util/msgq.h"
 
@@ -97,12 +100,58 @@ static void test_cpu_amo(void **state)
     assert_int_equal(old, 99);
 }
 
+static sr_doorbell_t bell;
+static uint32_t flag;
+
+static void *sleeper(void *arg)
+{
+    uint64_t *slept_ns = arg;
+    uint64_t t0 = sr_time_ns();
+    while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE)) {
+        int nap;
+        uint32_t token = sr_doorbell_arm(&bell, &nap);
+        if (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE))
+            sr_doorbell_sleep(&bell, token, 20000000000ull, nap);
+        sr_doorbell_disarm(&bell);
+    }
+    *slept_ns = sr_time_ns() - t0;
+    return NULL;
+}
+
+/* A kick wakes a sleeper at once; without one asleep it leaves the word be. */
+static void test_doorbell(void **state)
+{
+    (void)state;
+    sr_doorbell_setup();
+    uint32_t seq = bell.seq;
+    sr_doorbell_kick(&bell);
+    sr_doorbell_kick_rmw(&bell);
+    assert_int_equal(bell.seq, seq);
+    for (int round = 0; round < 20; round++) {
+        uint64_t slept = 0;
+        pthread_t t;
+        __atomic_store_n(&flag, 0, __ATOMIC_RELEASE);
+        assert_int_equal(pthread_create(&t, NULL, sleeper, &slept), 0);
+        while (__atomic_load_n(&bell.waiters, __ATOMIC_RELAXED) == 0)
+            sr_cpu_relax();
+        __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+        sr_doorbell_kick(&bell);
+        pthread_join(t, NULL);
+        /* Far below the 20 s it would sleep if the wake-up were lost. */
+        if (slept > 5000000000ull)
+            fail_msg("round %d: the sleeper woke only after %llu ms", round,
+                     (unsigned long long)(slept / 1000000));
+    }
+    assert_int_equal(bell.waiters, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault),
         cmocka_unit_test(test_msgq_flags),
         cmocka_unit_test(test_cpu_amo),
+        cmocka_unit_test(test_doorbell),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,9 +30,7 @@ static int sr_tcp_lane_events(sr_tl_ctx_t *ctx)
 /* Wakes an application sleeping in wait(): a peer changed our memory. */
 void sr_tcp_kick(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_add(&ctx->seq, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&ctx->waiters, __ATOMIC_SEQ_CST))
-        sr_futex_wake_all(&ctx->seq);
+    sr_doorbell_kick(&ctx->bell);
 }
 
 static symrail_status_t sr_tcp_parse_fault(sr_tl_ctx_t *ctx)
@@ -66,7 +64,10 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
                  "SYMRAIL_TCP_MAX_INFLIGHT (>= 4K) out of range", SR_TCP_MAX_LANES);
         return SYMRAIL_ERR_INVALID;
     }
-    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    /* The doorbell wants its cache lines to itself. */
+    sr_tl_ctx_t *ctx = aligned_alloc(_Alignof(sr_tl_ctx_t), sizeof(*ctx));
+    if (ctx)
+        memset(ctx, 0, sizeof(*ctx));
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
@@ -101,6 +102,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
         st = SYMRAIL_ERR_NOMEM;
         goto err_ctx;
     }
+    sr_doorbell_setup();
     st = sr_tcp_parse_fault(ctx);
     if (st != SYMRAIL_OK)
         goto err_ctx;
@@ -305,18 +307,17 @@ static void sr_tcp_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 
 static uint32_t sr_tcp_wait_prepare(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_add(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
-    return __atomic_load_n(&ctx->seq, __ATOMIC_SEQ_CST);
+    return sr_doorbell_arm(&ctx->bell, &ctx->nap);
 }
 
 static void sr_tcp_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
-    sr_futex_wait(&ctx->seq, token, timeout_ns);
+    sr_doorbell_sleep(&ctx->bell, token, timeout_ns, ctx->nap);
 }
 
 static void sr_tcp_wait_done(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_sub(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
+    sr_doorbell_disarm(&ctx->bell);
 }
 
 const sr_tl_ops_t sr_tl_tcp_ops = {

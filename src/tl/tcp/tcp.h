@@ -77,6 +77,7 @@
 #include "tl/tl.h"
 #include "util/atomic.h"
 #include "util/copy.h"
+#include "util/doorbell.h"
 #include "tl/tcp/frame.h"
 #include "util/log.h"
 #include "util/msgq.h"
@@ -289,8 +290,8 @@ struct sr_tl_ctx {
     uint64_t        fault_after;
 
     /* sleeping waits (wait_prepare/wait) */
-    uint32_t        seq;
-    uint32_t        waiters;
+    sr_doorbell_t   bell;         /* the application sleeps on it in wait() */
+    int             nap;          /* this wait may miss a wake-up: nap only */
 };
 
 /* iface.c */
