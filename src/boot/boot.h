@@ -33,4 +33,10 @@ symrail_status_t sr_boot_fence(sr_boot_t *boot);
 void sr_boot_abort(sr_boot_t *boot, int code, const char *msg) __attribute__((noreturn));
 void sr_boot_fini(sr_boot_t *boot);
 
+/* PMIX_LOCAL_PEERS, a comma list of ranks (util/strlist rules): marks each in
+ * is_local[size] and counts it once in *local_size_p.  SYMRAIL_ERR_BOOT when
+ * an entry is not a rank below `size`. */
+symrail_status_t sr_boot_local_peers_parse(const char *list, int size, uint8_t *is_local,
+                                           int *local_size_p);
+
 #endif

@@ -2,6 +2,7 @@
 #include "boot.h"
 #include "util/env.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 #include <pmix.h>
 #include <stdio.h>
@@ -104,6 +105,28 @@ static symrail_status_t sr_boot_get_u32(const pmix_proc_t *proc, const char *key
     return SYMRAIL_OK;
 }
 
+symrail_status_t sr_boot_local_peers_parse(const char *list, int size, uint8_t *is_local,
+                                           int *local_size_p)
+{
+    const char *pos = list, *item;
+    size_t len;
+    while (sr_list_next(&pos, &item, &len)) {
+        long r = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (item[i] < '0' || item[i] > '9' || r >= size)
+                return SYMRAIL_ERR_BOOT;
+            r = r * 10 + (item[i] - '0');
+        }
+        if (r >= size)
+            return SYMRAIL_ERR_BOOT;
+        if (!is_local[r]) {  /* a rank listed twice is one peer */
+            is_local[r] = 1;
+            (*local_size_p)++;
+        }
+    }
+    return SYMRAIL_OK;
+}
+
 static symrail_status_t sr_boot_locality(sr_boot_t *boot)
 {
     sr_boot_info_t *info = &boot->info;
@@ -131,13 +154,13 @@ static symrail_status_t sr_boot_locality(sr_boot_t *boot)
             PMIX_VALUE_RELEASE(val);
         return SYMRAIL_ERR_BOOT;
     }
-    char *save = NULL;
-    for (char *tok = strtok_r(val->data.string, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long r = strtol(tok, NULL, 10);
-        if (r >= 0 && r < info->size) {
-            info->is_local[r] = 1;
-            info->local_size++;
-        }
+    st = sr_boot_local_peers_parse(val->data.string, info->size, info->is_local,
+                                   &info->local_size);
+    if (st != SYMRAIL_OK) {
+        sr_error("PMIX_LOCAL_PEERS='%s' has an entry that is not a rank of this job (0..%d)",
+                 val->data.string, info->size - 1);
+        PMIX_VALUE_RELEASE(val);
+        return st;
     }
     PMIX_VALUE_RELEASE(val);
     if (!info->is_local[info->rank]) {

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "tl.h"
+#include "util/atomic.h"
 
 extern const sr_tl_ops_t sr_tl_shm_ops;
 extern const sr_tl_ops_t sr_tl_verbs_ops;
@@ -10,6 +11,13 @@ const sr_tl_ops_t *const sr_tl_all[] = {
     &sr_tl_verbs_ops,
     &sr_tl_tcp_ops,
 };
+/* Transports hand sr_tl_amo_t kinds to util/atomic.h as they are. */
+_Static_assert((int)SR_TL_AMO_FETCH == SR_CPU_AMO_FETCH && (int)SR_TL_AMO_SET == SR_CPU_AMO_SET &&
+                   (int)SR_TL_AMO_ADD == SR_CPU_AMO_ADD &&
+                   (int)SR_TL_AMO_SWAP == SR_CPU_AMO_SWAP &&
+                   (int)SR_TL_AMO_CSWAP == SR_CPU_AMO_CSWAP,
+               "sr_tl_amo_t and util/atomic.h number the kinds alike");
+
 const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);
 
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max)

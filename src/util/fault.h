@@ -1,6 +1,7 @@
 /*
  * Testing-only fault hooks of the transports (SYMRAIL_IB_FAULT_QP_ERROR,
- * SYMRAIL_TCP_FAULT_CONN): "LANE:N" breaks lane LANE after N slices.
+ * SYMRAIL_TCP_FAULT_CONN): "LANE:N" breaks lane LANE after N slices; a hook
+ * that takes a third field ("LANE:N:M") gives M its own meaning.
  */
 #ifndef SR_UTIL_FAULT_H
 #define SR_UTIL_FAULT_H
@@ -11,12 +12,15 @@
 typedef struct {
     int      lane;   /* -1: no fault armed */
     uint64_t after;  /* slices the lane carries before it breaks */
+    uint64_t extra;  /* the optional third field; 0 when absent */
 } sr_fault_t;
 
 /* Parses `spec` (empty or NULL: nothing armed); `var` and `who` name the
- * variable and the transport in messages.  Arming is warned about, so a
- * hook left set by accident shows in the log. */
+ * variable and the transport in messages.  `extra` is NULL when the hook
+ * takes two fields only, else what M counts, for the log ("repair messages
+ * cannot be sent").  Arming is warned about, so a hook left set by accident
+ * shows in the log. */
 symrail_status_t sr_fault_parse(const char *spec, const char *var, const char *who,
-                                sr_fault_t *fault_p);
+                                const char *extra, sr_fault_t *fault_p);
 
 #endif

@@ -7,6 +7,12 @@
 symrail_status_t sr_msgq_push(sr_msgq_t *q, int src, uint32_t tag, const void *payload,
                               size_t len)
 {
+    return sr_msgq_push_flags(q, src, tag, 0, payload, len);
+}
+
+symrail_status_t sr_msgq_push_flags(sr_msgq_t *q, int src, uint32_t tag, uint32_t flags,
+                                    const void *payload, size_t len)
+{
     sr_msg_t *m = malloc(sizeof(*m) + len);
     if (m == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -14,6 +20,7 @@ symrail_status_t sr_msgq_push(sr_msgq_t *q, int src, uint32_t tag, const void *p
     m->src = src;
     m->tag = tag;
     m->len = (uint32_t)len;
+    m->flags = flags;
     if (len)
         memcpy(m->payload, payload, len);
     if (q->tail)

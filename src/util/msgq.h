@@ -15,6 +15,7 @@ typedef struct sr_msg {
     int            src;
     uint32_t       tag;
     uint32_t       len;
+    uint32_t       flags;  /* the owner's marks (e.g. a transport's own messages) */
     unsigned char  payload[];
 } sr_msg_t;
 
@@ -23,9 +24,11 @@ typedef struct {
     size_t    count;
 } sr_msgq_t;
 
-/* Copies the message in; SYMRAIL_ERR_NOMEM when it cannot. */
+/* Copies the message in, with flags 0; SYMRAIL_ERR_NOMEM when it cannot. */
 symrail_status_t sr_msgq_push(sr_msgq_t *q, int src, uint32_t tag, const void *payload,
                               size_t len);
+symrail_status_t sr_msgq_push_flags(sr_msgq_t *q, int src, uint32_t tag, uint32_t flags,
+                                    const void *payload, size_t len);
 /* The oldest message, or NULL; the caller frees it with free(). */
 sr_msg_t *sr_msgq_pop(sr_msgq_t *q);
 void sr_msgq_clear(sr_msgq_t *q);

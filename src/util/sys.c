@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,19 +15,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
-{
-    struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000ull),
-                           .tv_nsec = (long)(timeout_ns % 1000000000ull) };
-    /* Shared (not PRIVATE) futex: the waker is another process. */
-    syscall(SYS_futex, addr, FUTEX_WAIT, expected, &ts, NULL, 0);
-}
-
-void sr_futex_wake_all(uint32_t *addr)
-{
-    syscall(SYS_futex, addr, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-}
 
 static symrail_status_t sr_shm_map(const char *name, int fd, size_t size, size_t align,
                                    void **addr_p)
@@ -182,4 +168,9 @@ void sr_shm_clean_stale(void)
 int sr_pid_alive(int pid)
 {
     return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int sr_pid_gone(int pid)
+{
+    return pid > 0 && !sr_pid_alive(pid);
 }

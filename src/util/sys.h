@@ -28,10 +28,6 @@ static inline void sr_cpu_relax(void)
 #endif
 }
 
-/* Futex on a 32-bit word in memory shared between processes. */
-void sr_futex_wait(uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
-void sr_futex_wake_all(uint32_t *addr);
-
 /* Creates (exclusive) and maps a POSIX shared-memory object of `size` bytes
  * at an address aligned to `align` (a power of two, at least a page).  The
  * pages are backed lazily, on first touch. */
@@ -49,5 +45,9 @@ void sr_shm_clean_stale(void);
 
 /* Is process `pid` still there? */
 int sr_pid_alive(int pid);
+/* Is the peer process `pid` (from its address blob) known to be gone?  The one
+ * check of a local peer's process every transport's ep_check makes; 0 for a
+ * pid that was never told (0 or less), which would name a process group. */
+int sr_pid_gone(int pid);
 
 #endif

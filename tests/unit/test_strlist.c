@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "boot/boot.h"
 #include "util/strlist.h"
 
 static void test_items(void **state)
@@ -41,11 +42,32 @@ static void test_has(void **state)
     assert_false(sr_list_item_is("tcp", 3, "tc"));
 }
 
+/* PMIX_LOCAL_PEERS is read with the same rules. */
+static void test_local_peers(void **state)
+{
+    (void)state;
+    uint8_t local[8];
+    int n = 0;
+    memset(local, 0, sizeof(local));
+    assert_int_equal(sr_boot_local_peers_parse(" 0, 2 ,,5,2", 8, local, &n), SYMRAIL_OK);
+    assert_int_equal(n, 3);  /* 2 twice is one peer */
+    assert_true(local[0] && local[2] && local[5]);
+    assert_false(local[1] || local[3] || local[4] || local[6] || local[7]);
+    const char *bad[] = { "0,x", "0,8", "1 2", "-1", "+1", "99999999999999999999" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(local, 0, sizeof(local));
+        n = 0;
+        if (sr_boot_local_peers_parse(bad[i], 8, local, &n) == SYMRAIL_OK)
+            fail_msg("PMIX_LOCAL_PEERS='%s' was accepted", bad[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_items),
         cmocka_unit_test(test_has),
+        cmocka_unit_test(test_local_peers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

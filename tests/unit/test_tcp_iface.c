@@ -8,11 +8,32 @@
 
 #include <stdlib.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "tl/tl.h"
 #include "util/env.h"
 
 extern const sr_tl_ops_t sr_tl_tcp_ops;
+int sr_tcp_if_match(const char *filter, const char *ifname, uint32_t ip);
+int sr_tcp_if_valid(const char *filter);
+
+/* SYMRAIL_TCP_IF follows the one comma-list rule (util/strlist): blanks
+ * around entries and empty entries do not count. */
+static void test_if_filter(void **state)
+{
+    (void)state;
+    uint32_t ip = htonl(0x0a0a0105);  /* 10.10.1.5 */
+    assert_true(sr_tcp_if_valid("lo,10.10.0.0/16"));
+    assert_true(sr_tcp_if_valid(" lo , 10.10.0.0/16 ,"));
+    assert_true(sr_tcp_if_valid("eth0,,lo"));
+    assert_false(sr_tcp_if_valid("lo,10.10.0.0/33"));
+    assert_false(sr_tcp_if_valid("10.10.0/16x"));
+    assert_int_equal(sr_tcp_if_match(" lo ", "lo", 0), 1);
+    assert_int_equal(sr_tcp_if_match("eth0, 10.10.0.0/16", "eth1", ip), 1);
+    assert_int_equal(sr_tcp_if_match("eth0,\t10.11.0.0/16", "eth1", ip), 0);
+    assert_int_equal(sr_tcp_if_match(" , ", "lo", 0), 0);
+    assert_int_equal(sr_tcp_if_match("lo0", "lo", 0), 0);  /* exact names */
+}
 
 static void test_attr(void **state)
 {
@@ -97,6 +118,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attr),
+        cmocka_unit_test(test_if_filter),
         cmocka_unit_test(test_lane_down_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

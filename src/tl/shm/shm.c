@@ -8,7 +8,9 @@
  */
 #include "config.h"
 #include "tl/tl.h"
+#include "util/atomic.h"
 #include "util/copy.h"
+#include "util/doorbell.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -21,12 +23,9 @@
 #define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
 #define SR_SHM_MAX_REGIONS 4
 #define SR_SHM_NAME_LEN    200
-#define SR_SHM_NAP_NS      1000000ull  /* sleep limit when a wake-up may be lost */
 
 typedef struct {
-    _Alignas(SR_CACHE_LINE) uint32_t seq;      /* bumped to wake sleepers */
-    _Alignas(SR_CACHE_LINE) uint32_t waiters;  /* how many sleep on seq */
-    uint32_t wake_pending;                     /* a wake-up is on its way */
+    sr_doorbell_t bell;
     _Alignas(SR_CACHE_LINE) uint64_t magic;
     int32_t  pid;
     uint32_t n_pes;
@@ -96,100 +95,16 @@ static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
     return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
 }
 
-/*
- * Doorbell without a fence per put.
- *
- * A sleeper and a writer form a Dekker pair: the sleeper stores `waiters`
- * and then loads the data it waits for; the writer stores data and then
- * loads `waiters`.  On x86 (and weaker machines) each side's load may pass
- * its own earlier store, so both could read the old value: the sleeper goes
- * to sleep and the writer sees nobody to wake.  The usual cure is a full
- * fence on both sides, which puts one on every put.
- *
- * Instead the fence is moved to the side that is about to sleep anyway: a
- * sleeper calls membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) after raising
- * `waiters` and before re-checking its condition.  That call runs a full
- * barrier on every CPU that runs a thread of a registered process (each PE
- * registers at init) and a context switch is one too, so for any writer one
- * of two things holds:
- *  - its barrier point came before its load of `waiters`: the load then
- *    sees the raised count (the sleeper's store was ordered before the
- *    system call) and the writer rings the doorbell; or
- *  - it came after that load, hence after the data store that precedes the
- *    load in program order (the compiler barrier below keeps that order):
- *    the data is visible before membarrier returns, and the sleeper's
- *    re-check sees it and does not sleep.
- * Either way no wake-up is lost.  The writer's cost is one plain load of a
- * line that is written only when somebody goes to sleep.
- *
- * Where membarrier is not available (old kernel, seccomp), registration
- * fails in every process of the node alike, and writers fall back to a full
- * fence before the load (sr_shm_fence_per_put).
- *
- * Only the first writer after the sleeper armed pays for the system call;
- * the sleeper re-checks its condition after re-arming, so later writes are
- * seen.
- */
-#ifndef MEMBARRIER_CMD_GLOBAL_EXPEDITED
-#define MEMBARRIER_CMD_QUERY                        0
-#define MEMBARRIER_CMD_GLOBAL_EXPEDITED             (1 << 1)
-#define MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED    (1 << 2)
-#endif
-
-static int sr_shm_fence_per_put = 1;
-
-static int sr_shm_membarrier(int cmd)
-{
-#ifdef SYS_membarrier
-    return (int)syscall(SYS_membarrier, cmd, 0, 0);
-#else
-    (void)cmd;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-static void sr_shm_membarrier_register(void)
-{
-    int cmds = sr_shm_membarrier(MEMBARRIER_CMD_QUERY);
-    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
-        sr_shm_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) {
-        sr_debug("shm: no expedited membarrier (%m): a fence per put instead");
-        __atomic_store_n(&sr_shm_fence_per_put, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    __atomic_store_n(&sr_shm_fence_per_put, 0, __ATOMIC_RELAXED);
-}
-
-static void sr_shm_ring_doorbell(sr_shm_hdr_t *hdr)
-{
-    if (__atomic_exchange_n(&hdr->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
-        __atomic_fetch_add(&hdr->seq, 1, __ATOMIC_RELEASE);
-        sr_futex_wake_all(&hdr->seq);
-    }
-}
-
-/* After our stores to the peer: wake it if it may be asleep. */
+/* Writers only pay for the doorbell when somebody sleeps: util/doorbell.c
+ * explains why that loses no wake-up without a fence per put. */
 static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
 {
-    if (sr_unlikely(__atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED)))
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    else
-        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* data stores, then the load */
-    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
-        sr_shm_ring_doorbell(hdr);
+    sr_doorbell_kick(&hdr->bell);
 }
 
-/* After a locked read-modify-write, which is a full barrier by itself on
- * x86; elsewhere the acquire-release RMW is not, so fence as for a store. */
 static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    if (sr_unlikely(__atomic_load_n(&hdr->waiters, __ATOMIC_RELAXED) != 0))
-        sr_shm_ring_doorbell(hdr);
-#else
-    sr_shm_kick(hdr);
-#endif
+    sr_doorbell_kick_rmw(&hdr->bell);
 }
 
 static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
@@ -199,7 +114,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
-    sr_shm_membarrier_register();
+    sr_doorbell_setup();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
         sr_error("SYMRAIL_NOTIFY_SLOTS=%llu is out of range (1 .. 1048576)",
@@ -403,28 +318,8 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     uint64_t *t = (uint64_t *)(void *)(ep->base[region] + roff);
     uint64_t old;
     (void)lane, (void)comp;
-    switch (op) {
-    case SR_TL_AMO_FETCH:
-        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
-        break;
-    case SR_TL_AMO_SET:
-        /* Release: a PE that sees the new value sees what was written before. */
-        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
-        old = 0;
-        break;
-    case SR_TL_AMO_ADD:
-        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_SWAP:
-        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_CSWAP:
-        old = compare;
-        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        break;
-    default:
+    if (!sr_cpu_amo(t, op, operand, compare, &old))
         return SYMRAIL_ERR_UNSUPPORTED;
-    }
     if (result_p)
         *result_p = old;
     if (op == SR_TL_AMO_SET)
@@ -499,31 +394,22 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
 
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 {
-    return ep->self || sr_pid_alive(ep->pid) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
+    return !ep->self && sr_pid_gone(ep->pid) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
 }
 
 static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_add(&ctx->hdr->waiters, 1, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&ctx->hdr->wake_pending, 0, __ATOMIC_SEQ_CST);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    /* The writers' half of the fence (see sr_shm_kick).  Without it a peer
-     * that does not fence per put could be missed: sleep in short naps. */
-    ctx->nap = __atomic_load_n(&sr_shm_fence_per_put, __ATOMIC_RELAXED) ||
-               sr_shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
-    return __atomic_load_n(&ctx->hdr->seq, __ATOMIC_SEQ_CST);
+    return sr_doorbell_arm(&ctx->hdr->bell, &ctx->nap);
 }
 
 static void sr_shm_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
-    if (ctx->nap && timeout_ns > SR_SHM_NAP_NS)
-        timeout_ns = SR_SHM_NAP_NS;
-    sr_futex_wait(&ctx->hdr->seq, token, timeout_ns);
+    sr_doorbell_sleep(&ctx->hdr->bell, token, timeout_ns, ctx->nap);
 }
 
 static void sr_shm_wait_done(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_sub(&ctx->hdr->waiters, 1, __ATOMIC_RELAXED);
+    sr_doorbell_disarm(&ctx->hdr->bell);
 }
 
 const sr_tl_ops_t sr_tl_shm_ops = {

@@ -349,7 +349,7 @@ again:
             size_t n = have < c->rx_left ? have : c->rx_left;
             if (n) {
                 if (!c->rx_discard) {
-                    memcpy(c->rx_dst, c->rxbuf + c->rx_lo, n);
+                    sr_copy(c->rx_dst, c->rxbuf + c->rx_lo, n);
                     c->rx_dst += n;
                 }
                 c->rx_lo += n;

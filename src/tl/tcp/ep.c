@@ -46,7 +46,7 @@ static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
             sr_tcp_op_put(ctx, proxy);
             return -1;
         }
-        memcpy(copy, op->tx.data, op->tx.dlen);
+        sr_copy(copy, op->tx.data, op->tx.dlen);
         op->tx.data = op->copy = copy;
     }
     proxy->comp = op->comp;
@@ -168,7 +168,7 @@ symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t 
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     if (ep->self) {
-        memcpy(ctx->base[region] + roff, src, len);
+        sr_copy(ctx->base[region] + roff, src, len);
         return SYMRAIL_OK;
     }
     if (len > SR_TCP_MAX_PAYLOAD)
@@ -192,7 +192,7 @@ symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     if (ep->self) {
-        memcpy(dst, ctx->base[region] + roff, len);
+        sr_copy(dst, ctx->base[region] + roff, len);
         return SYMRAIL_OK;
     }
     if (len > SR_TCP_MAX_PAYLOAD)
@@ -217,8 +217,9 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
     if ((unsigned)kind > SR_TCP_AMO_MAX)
         return SYMRAIL_ERR_UNSUPPORTED;
     if (ep->self) {
-        uint64_t old = sr_tcp_amo_apply((uint64_t *)(void *)(ctx->base[region] + roff),
-                                        (uint8_t)kind, operand, compare);
+        uint64_t old;
+        sr_cpu_amo((uint64_t *)(void *)(ctx->base[region] + roff), kind, operand, compare,
+                   &old);  /* kind checked above */
         if (result_p)
             *result_p = old;
         return SYMRAIL_OK;
@@ -308,7 +309,7 @@ symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
     sr_tl_ctx_t *ctx = ep->ctx;
     if (ep->self || __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED))
         return SYMRAIL_OK;  /* a peer that finalized is not a failure */
-    if (ep->local && !sr_pid_alive(ep->pid))
+    if (ep->local && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
     for (int l = 0; l < ep->nlanes; l++) {
         sr_tcp_conn_t *c = ep->lanes[l];

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "tl/tcp/tcp.h"
+#include "util/fault.h"
 
 static void sr_tcp_fini(sr_tl_ctx_t *ctx);
 
@@ -29,27 +30,17 @@ static int sr_tcp_lane_events(sr_tl_ctx_t *ctx)
 /* Wakes an application sleeping in wait(): a peer changed our memory. */
 void sr_tcp_kick(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_add(&ctx->seq, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&ctx->waiters, __ATOMIC_SEQ_CST))
-        sr_futex_wake_all(&ctx->seq);
+    sr_doorbell_kick(&ctx->bell);
 }
 
 static symrail_status_t sr_tcp_parse_fault(sr_tl_ctx_t *ctx)
 {
-    const char *f = ctx->params.env->tcp_fault_conn;
-    int lane;
-    unsigned long long after;
-    ctx->fault_lane = -1;
-    if (f == NULL || *f == '\0')
-        return SYMRAIL_OK;
-    if (sscanf(f, "%d:%llu", &lane, &after) != 2 || lane < 0) {
-        sr_error("SYMRAIL_TCP_FAULT_CONN='%s' is not LANE:N", f);
-        return SYMRAIL_ERR_INVALID;
-    }
-    ctx->fault_lane = lane;
-    ctx->fault_after = after;
-    sr_warn("tcp: test fault hook armed: lane %d breaks after %llu slices", lane, after);
-    return SYMRAIL_OK;
+    sr_fault_t f;
+    symrail_status_t st = sr_fault_parse(ctx->params.env->tcp_fault_conn,
+                                         "SYMRAIL_TCP_FAULT_CONN", "tcp", NULL, &f);
+    ctx->fault_lane = f.lane;
+    ctx->fault_after = f.after;
+    return st;
 }
 
 static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
@@ -73,7 +64,10 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
                  "SYMRAIL_TCP_MAX_INFLIGHT (>= 4K) out of range", SR_TCP_MAX_LANES);
         return SYMRAIL_ERR_INVALID;
     }
-    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    /* The doorbell wants its cache lines to itself. */
+    sr_tl_ctx_t *ctx = aligned_alloc(_Alignof(sr_tl_ctx_t), sizeof(*ctx));
+    if (ctx)
+        memset(ctx, 0, sizeof(*ctx));
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
@@ -108,6 +102,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
         st = SYMRAIL_ERR_NOMEM;
         goto err_ctx;
     }
+    sr_doorbell_setup();
     st = sr_tcp_parse_fault(ctx);
     if (st != SYMRAIL_OK)
         goto err_ctx;
@@ -312,18 +307,17 @@ static void sr_tcp_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 
 static uint32_t sr_tcp_wait_prepare(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_add(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
-    return __atomic_load_n(&ctx->seq, __ATOMIC_SEQ_CST);
+    return sr_doorbell_arm(&ctx->bell, &ctx->nap);
 }
 
 static void sr_tcp_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
-    sr_futex_wait(&ctx->seq, token, timeout_ns);
+    sr_doorbell_sleep(&ctx->bell, token, timeout_ns, ctx->nap);
 }
 
 static void sr_tcp_wait_done(sr_tl_ctx_t *ctx)
 {
-    __atomic_fetch_sub(&ctx->waiters, 1, __ATOMIC_SEQ_CST);
+    sr_doorbell_disarm(&ctx->bell);
 }
 
 const sr_tl_ops_t sr_tl_tcp_ops = {

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "tl/tcp/tcp.h"
+#include "util/strlist.h"
 
 const char *sr_tcp_ipstr(uint32_t ip, uint16_t port, char *buf, size_t len)
 {
@@ -36,28 +37,25 @@ static int sr_tcp_if_entry_match(const char *tok, size_t len, const char *ifname
     return (ip & mask) == (net.s_addr & mask);
 }
 
-static int sr_tcp_if_match(const char *filter, const char *ifname, uint32_t ip)
+int sr_tcp_if_match(const char *filter, const char *ifname, uint32_t ip)
 {
-    for (const char *p = filter; *p;) {
-        size_t len = strcspn(p, ",");
-        int m = sr_tcp_if_entry_match(p, len, ifname, ip);
+    const char *pos = filter, *item;
+    size_t len;
+    while (sr_list_next(&pos, &item, &len)) {
+        int m = sr_tcp_if_entry_match(item, len, ifname, ip);
         if (m != 0)
             return m;
-        p += len;
-        p += *p == ',';
     }
     return 0;
 }
 
-static int sr_tcp_if_valid(const char *filter)
+int sr_tcp_if_valid(const char *filter)
 {
-    for (const char *p = filter; *p;) {
-        size_t len = strcspn(p, ",");
-        if (sr_tcp_if_entry_match(p, len, NULL, 0) < 0)
+    const char *pos = filter, *item;
+    size_t len;
+    while (sr_list_next(&pos, &item, &len))
+        if (sr_tcp_if_entry_match(item, len, NULL, 0) < 0)
             return 0;
-        p += len;
-        p += *p == ',';
-    }
     return 1;
 }
 

@@ -75,31 +75,6 @@ void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payloa
         sr_error("tcp: out of memory: a notification from PE %d is lost", src);
 }
 
-uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare)
-{
-    uint64_t old = 0;
-    switch (kind) {
-    case SR_TL_AMO_FETCH:
-        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
-        break;
-    case SR_TL_AMO_SET:
-        /* Release: whoever sees the new value sees the data written before. */
-        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
-        break;
-    case SR_TL_AMO_ADD:
-        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_SWAP:
-        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_TL_AMO_CSWAP:
-        old = compare;
-        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        break;
-    }
-    return old;
-}
-
 /* Target side events; io_lock held.  Returns how many it acted on. */
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n)
 {
@@ -168,7 +143,7 @@ int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     }
     case SR_TCP_OP_AMO: {
         sr_tcp_frame_t r = { .op = SR_TCP_OP_AMO_REPLY, .id = f->id };
-        r.a = sr_tcp_amo_apply((uint64_t *)(void *)at, f->sub, f->a, f->b);
+        sr_cpu_amo((uint64_t *)(void *)at, f->sub, f->a, f->b, &r.a);  /* sub checked */
         ctx->wake_waiter |= f->sub != SR_TL_AMO_FETCH;
         return sr_tcp_reply(ctx, c, &r, NULL);
     }

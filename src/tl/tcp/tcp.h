@@ -75,6 +75,9 @@
 #define SR_TL_TCP_H
 
 #include "tl/tl.h"
+#include "util/atomic.h"
+#include "util/copy.h"
+#include "util/doorbell.h"
 #include "tl/tcp/frame.h"
 #include "util/log.h"
 #include "util/msgq.h"
@@ -287,8 +290,8 @@ struct sr_tl_ctx {
     uint64_t        fault_after;
 
     /* sleeping waits (wait_prepare/wait) */
-    uint32_t        seq;
-    uint32_t        waiters;
+    sr_doorbell_t   bell;         /* the application sleeps on it in wait() */
+    int             nap;          /* this wait may miss a wake-up: nap only */
 };
 
 /* iface.c */
@@ -296,6 +299,12 @@ void sr_tcp_kick(sr_tl_ctx_t *ctx);
 
 /* net.c */
 const char *sr_tcp_ipstr(uint32_t ip, uint16_t port, char *buf, size_t len);
+/* SYMRAIL_TCP_IF, a comma list of interface names and IPv4 CIDRs (util/strlist
+ * rules): 1 when an entry selects the interface, 0 when none does, -1 when an
+ * entry before the first match is neither a name nor a CIDR. */
+int sr_tcp_if_match(const char *filter, const char *ifname, uint32_t ip);
+/* 0 when some entry is neither a name nor a CIDR. */
+int sr_tcp_if_valid(const char *filter);
 symrail_status_t sr_tcp_listen(sr_tl_ctx_t *ctx);
 void sr_tcp_write_addr_file(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
@@ -345,7 +354,6 @@ void sr_tcp_reap(sr_tl_ctx_t *ctx);
 void *sr_tcp_thread(void *arg);
 void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
                      uint32_t len);
-uint64_t sr_tcp_amo_apply(uint64_t *t, uint8_t kind, uint64_t operand, uint64_t compare);
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n);
 
 /* ep.c */

@@ -29,6 +29,8 @@
 #include "tl/verbs/credits.h"
 #include "tl/verbs/rails.h"
 #include "util/log.h"
+#include "util/copy.h"
+#include "util/msgq.h"
 #include "util/pool.h"
 #include "util/sys.h"
 
@@ -247,14 +249,6 @@ typedef struct sr_ib_flush {
     uint64_t            target[SR_TL_MAX_LANES];
 } sr_ib_flush_t;
 
-typedef struct sr_ib_msg {
-    struct sr_ib_msg *next;
-    int               src;
-    uint32_t          tag;
-    uint32_t          len;
-    unsigned char     payload[];
-} sr_ib_msg_t;
-
 struct sr_tl_ctx {
     sr_tl_params_t  params;
     sr_ib_dev_t     devs[SR_IB_MAX_RAILS];
@@ -297,7 +291,7 @@ struct sr_tl_ctx {
     pthread_mutex_t nlock;
     struct ibv_comp_channel *nch;
     struct ibv_cq  *ncq;
-    sr_ib_msg_t    *mq_head, *mq_tail;
+    sr_msgq_t       mq;            /* received, not yet handed to the core */
     pthread_t       thread;
     int             thread_up;
     volatile int    stop;

@@ -4,28 +4,22 @@
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
+#include "util/fault.h"
 
 /* ---- init / fini -------------------------------------------------------------------- */
 
 static symrail_status_t sr_ib_parse_fault(sr_tl_ctx_t *ctx)
 {
-    const char *f = ctx->params.env->ib_fault_qp;
+    sr_fault_t f;
     ctx->fault_lane = -1;
     ctx->fault_init = (int)ctx->params.env->ib_fault_init;
-    if (f == NULL || *f == '\0')
-        return SYMRAIL_OK;
-    int lane;
-    unsigned long long after, ctl = 0;
-    int n = sscanf(f, "%d:%llu:%llu", &lane, &after, &ctl);
-    if (n < 2 || lane < 0) {
-        sr_error("SYMRAIL_IB_FAULT_QP_ERROR='%s' is not LANE:N[:M]", f);
-        return SYMRAIL_ERR_INVALID;
-    }
-    ctx->fault_lane = lane;
-    ctx->fault_after = after;
-    ctx->fault_ctl = (uint32_t)ctl;
-    sr_warn("verbs: test fault hook armed: lane %d fails after %llu slices, then %llu repair "
-            "messages cannot be sent", lane, after, ctl);
+    symrail_status_t st = sr_fault_parse(ctx->params.env->ib_fault_qp, "SYMRAIL_IB_FAULT_QP_ERROR",
+                                         "verbs", "repair messages cannot be sent", &f);
+    if (st != SYMRAIL_OK || f.lane < 0)
+        return st;
+    ctx->fault_lane = f.lane;
+    ctx->fault_after = f.after;
+    ctx->fault_ctl = (uint32_t)f.extra;
     return SYMRAIL_OK;
 }
 
@@ -216,11 +210,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
         free(f);
     }
     sr_pool_fini(&ctx->ops);
-    while (ctx->mq_head) {
-        sr_ib_msg_t *m = ctx->mq_head;
-        ctx->mq_head = m->next;
-        free(m);
-    }
+    sr_msgq_clear(&ctx->mq);
     free(ctx->scratch);
     free(ctx->use);
     free(ctx->lanes);
@@ -255,17 +245,16 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
     if (pthread_mutex_trylock(&ctx->nlock) == 0) {
         total += sr_ib_npoll(ctx);
         sr_ib_return_credits(ctx);
-        sr_ib_msg_t *m = ctx->mq_head;
-        ctx->mq_head = ctx->mq_tail = NULL;
+        sr_msgq_t q = ctx->mq;
+        ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
         pthread_mutex_unlock(&ctx->nlock);
-        while (m) {
-            sr_ib_msg_t *next = m->next;
-            if (m->len & SR_IB_MSG_INTERNAL)
-                sr_ib_ctl_recv(ctx, m->src, m->payload, m->len & ~SR_IB_MSG_INTERNAL);
+        sr_msg_t *m;
+        while ((m = sr_msgq_pop(&q)) != NULL) {
+            if (m->flags & SR_IB_MSG_INTERNAL)
+                sr_ib_ctl_recv(ctx, m->src, m->payload, m->len);
             else
                 ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
             free(m);
-            m = next;
             total++;
         }
     }
@@ -278,7 +267,7 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
 
 static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
-    if (ep->local && ep->pe != ep->ctx->params.my_pe && !sr_pid_alive(ep->pid))
+    if (ep->local && ep->pe != ep->ctx->params.my_pe && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
     /* Lanes under repair still count: the peer may well be alive. */
     for (int l = 0; l < ep->nlanes; l++)

@@ -83,21 +83,10 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                 if (internal && len >= 4)
                     memcpy(&ctl_op, slot + SR_IB_MSG_HDR, 4);
                 /* A heartbeat says only that the peer lives: already noted. */
-                sr_ib_msg_t *m = NULL;
-                if (ctl_op != SR_IB_CTL_HEARTBEAT && (m = malloc(sizeof(*m) + len)) == NULL)
+                if (ctl_op != SR_IB_CTL_HEARTBEAT &&
+                    sr_msgq_push_flags(&ctx->mq, pe, tag, internal, slot + SR_IB_MSG_HDR, len) !=
+                        SYMRAIL_OK)
                     sr_error("verbs: out of memory: notification from PE %d lost", pe);
-                if (m) {
-                    m->next = NULL;
-                    m->src = pe;
-                    m->tag = tag;
-                    m->len = len | internal;
-                    memcpy(m->payload, slot + SR_IB_MSG_HDR, len);
-                    if (ctx->mq_tail)
-                        ctx->mq_tail->next = m;
-                    else
-                        ctx->mq_head = m;
-                    ctx->mq_tail = m;
-                }
                 /* The slot is free again as soon as its content is copied. */
                 sr_ib_post_recv(ctx, ep->nqp, pe, wc[i].wr_id & 0xffffff);
                 ep->n_recv++;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/strlist.h"
 
 #if HWLOC_API_VERSION < 0x00020000
 #error "rails.c needs the hwloc 2.x API (I/O objects as osdevs, distances)"
@@ -37,11 +38,6 @@ typedef struct {
     size_t      dev_len;
     int         port;
 } sr_rails_entry_t;
-
-static int sr_rails_is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 
 /* Strict: strtol would accept "+1", " 1" and "1x" prefixes that hide typos. */
 static int sr_rails_parse_port(const char *s, size_t len)
@@ -78,30 +74,20 @@ static sr_rails_entry_kind_t sr_rails_entry_parse(const char *s, size_t len,
     return entry_p->port > 0 ? SR_RAILS_ENTRY_PORT : SR_RAILS_ENTRY_BAD;
 }
 
-/* Calls fn on every non-empty entry, trimmed, until fn returns nonzero;
+/* Calls fn on every entry (util/strlist rules) until fn returns nonzero;
  * returns that value, or -1 when the filter has no entry at all. */
 static int sr_rails_filter_walk(const char *filter,
                                 int (*fn)(const char *s, size_t len, void *arg), void *arg)
 {
     int seen = 0;
-    const char *p = filter;
+    const char *pos = filter, *item;
+    size_t len;
 
-    while (*p) {
-        const char *end = strchr(p, ',');
-        if (!end)
-            end = p + strlen(p);
-        const char *s = p, *e = end;
-        while (s < e && sr_rails_is_space(*s))
-            s++;
-        while (e > s && sr_rails_is_space(e[-1]))
-            e--;
-        if (e > s) {
-            seen = 1;
-            int r = fn(s, (size_t)(e - s), arg);
-            if (r)
-                return r;
-        }
-        p = *end ? end + 1 : end;
+    while (sr_list_next(&pos, &item, &len)) {
+        seen = 1;
+        int r = fn(item, len, arg);
+        if (r)
+            return r;
     }
     return seen ? 0 : -1;
 }

@@ -198,7 +198,7 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
         }
         char *addr = ctx->bounce + (size_t)op->bounce * ctx->bounce_len;
         if (is_put) {
-            memcpy(addr, local, len);
+            sr_copy(addr, local, len);
         } else {
             op->dst = local;
             op->comp = comp;
@@ -373,7 +373,7 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         if (op->dst)
             *(uint64_t *)op->dst = res;
     } else if (op->dst && op->bounce >= 0) {
-        memcpy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
+        sr_copy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
     }
     sr_ib_op_put(ctx, op);
     comp->cb(comp, SYMRAIL_OK);

@@ -1,0 +1,157 @@
+/* Helpers the transports share: the fault-hook parser, the message queue. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+
+#include "util/atomic.h"
+#include "util/doorbell.h"
+#include "util/fault.h"
+#include "util/msgq.h"
+
+static void test_fault(void **state)
+{
+    (void)state;
+    sr_fault_t f;
+    assert_int_equal(sr_fault_parse(NULL, "V", "t", NULL, &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, -1);
+    assert_int_equal(sr_fault_parse("", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, -1);
+    assert_int_equal(sr_fault_parse("1:20", "V", "t", NULL, &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, 1);
+    assert_int_equal(f.after, 20);
+    assert_int_equal(f.extra, 0);
+    /* The third field, where the hook takes one (verbs: repair messages). */
+    assert_int_equal(sr_fault_parse("0:20:2", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, 0);
+    assert_int_equal(f.after, 20);
+    assert_int_equal(f.extra, 2);
+    assert_int_equal(sr_fault_parse("0:20", "V", "t", "x", &f), SYMRAIL_OK);
+    assert_int_equal(f.extra, 0);
+    const char *bad[] = { "0:20:2", "x", "0", "-1:5", "0:20x", "0:" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (sr_fault_parse(bad[i], "V", "t", NULL, &f) != SYMRAIL_ERR_INVALID)
+            fail_msg("two-field hook accepted '%s'", bad[i]);
+        assert_int_equal(f.lane, -1);
+    }
+    const char *bad3[] = { "0:20:", "0:20:x", "0:20:2:1", "0:20:2x", "0:20;2" };
+    for (size_t i = 0; i < sizeof(bad3) / sizeof(bad3[0]); i++)
+        if (sr_fault_parse(bad3[i], "V", "t", "x", &f) != SYMRAIL_ERR_INVALID)
+            fail_msg("three-field hook accepted '%s'", bad3[i]);
+}
+
+static void test_msgq_flags(void **state)
+{
+    (void)state;
+    sr_msgq_t q = { NULL, NULL, 0 };
+    assert_int_equal(sr_msgq_push(&q, 3, 7, "ab", 2), SYMRAIL_OK);
+    assert_int_equal(sr_msgq_push_flags(&q, 4, 0, 0x80000000u, "xyz", 3), SYMRAIL_OK);
+    assert_int_equal(q.count, 2);
+    sr_msg_t *m = sr_msgq_pop(&q);
+    assert_non_null(m);
+    assert_int_equal(m->src, 3);
+    assert_int_equal(m->tag, 7);
+    assert_int_equal(m->len, 2);
+    assert_int_equal(m->flags, 0);
+    assert_memory_equal(m->payload, "ab", 2);
+    free(m);
+    m = sr_msgq_pop(&q);
+    assert_non_null(m);
+    assert_int_equal(m->src, 4);
+    assert_int_equal(m->len, 3);
+    assert_int_equal(m->flags, 0x80000000u);
+    free(m);
+    assert_null(sr_msgq_pop(&q));
+    assert_int_equal(q.count, 0);
+}
+
+static void test_cpu_amo(void **state)
+{
+    (void)state;
+    uint64_t w = 5, old = 99;
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_FETCH, 0, 0, &old));
+    assert_int_equal(old, 5);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_ADD, 3, 0, &old));
+    assert_int_equal(old, 5);
+    assert_int_equal(w, 8);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_SWAP, 1, 0, &old));
+    assert_int_equal(old, 8);
+    assert_int_equal(w, 1);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP, 7, 2, &old));  /* no match */
+    assert_int_equal(old, 1);
+    assert_int_equal(w, 1);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP, 7, 1, &old));
+    assert_int_equal(old, 1);
+    assert_int_equal(w, 7);
+    old = 99;
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_SET, 4, 0, &old));
+    assert_int_equal(old, 0);
+    assert_int_equal(w, 4);
+    old = 99;
+    assert_false(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP + 1, 1, 1, &old));
+    assert_int_equal(w, 4);
+    assert_int_equal(old, 99);
+}
+
+static sr_doorbell_t bell;
+static uint32_t flag;
+
+static void *sleeper(void *arg)
+{
+    uint64_t *slept_ns = arg;
+    uint64_t t0 = sr_time_ns();
+    while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE)) {
+        int nap;
+        uint32_t token = sr_doorbell_arm(&bell, &nap);
+        if (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE))
+            sr_doorbell_sleep(&bell, token, 20000000000ull, nap);
+        sr_doorbell_disarm(&bell);
+    }
+    *slept_ns = sr_time_ns() - t0;
+    return NULL;
+}
+
+/* A kick wakes a sleeper at once; without one asleep it leaves the word be. */
+static void test_doorbell(void **state)
+{
+    (void)state;
+    sr_doorbell_setup();
+    uint32_t seq = bell.seq;
+    sr_doorbell_kick(&bell);
+    sr_doorbell_kick_rmw(&bell);
+    assert_int_equal(bell.seq, seq);
+    for (int round = 0; round < 20; round++) {
+        uint64_t slept = 0;
+        pthread_t t;
+        __atomic_store_n(&flag, 0, __ATOMIC_RELEASE);
+        assert_int_equal(pthread_create(&t, NULL, sleeper, &slept), 0);
+        while (__atomic_load_n(&bell.waiters, __ATOMIC_RELAXED) == 0)
+            sr_cpu_relax();
+        __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+        sr_doorbell_kick(&bell);
+        pthread_join(t, NULL);
+        /* Far below the 20 s it would sleep if the wake-up were lost. */
+        if (slept > 5000000000ull)
+            fail_msg("round %d: the sleeper woke only after %llu ms", round,
+                     (unsigned long long)(slept / 1000000));
+    }
+    assert_int_equal(bell.waiters, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fault),
+        cmocka_unit_test(test_msgq_flags),
+        cmocka_unit_test(test_cpu_amo),
+        cmocka_unit_test(test_doorbell),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
