@@ -12,8 +12,9 @@
  * never holds more than the senders' slots. */
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len)
 {
-    (void)arg;  /* the transport's slot: every transport delivers into one queue */
-    if (sr_msgq_push(&sr_ctx.notifyq, src_pe, tag, payload, len) != SYMRAIL_OK) {
+    /* The message remembers its transport, whose slot goes back on consume. */
+    uint32_t tl = (uint32_t)((sr_tl_slot_t *)arg - sr_ctx.tls);
+    if (sr_msgq_push_flags(&sr_ctx.notifyq, src_pe, tag, tl, payload, len) != SYMRAIL_OK) {
         /* Losing a notification would hang its receiver later. */
         sr_core_abort(1, "out of memory queueing a notification message");
     }
@@ -84,11 +85,15 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     msg_p->tag = m->tag;
     msg_p->len = m->len;
     memcpy(msg_p->payload, m->payload, m->len);
+    uint32_t tl = m->flags;
     free(m);
-    /* Only now may the sender use the slot again. */
+    /* Only now may the sender use the slot again, on the transport that
+     * carried the message (a peer may have a second one, for atomics). */
     sr_peer_t *src = &sr_ctx.peers[msg_p->src_pe];
-    if (src->ep)
-        src->ops->notify_release(src->ep);
+    const sr_tl_ops_t *ops = sr_ctx.tls[tl].ops;
+    sr_tl_ep_t *ep = src->ops == ops ? src->ep : src->amo_ops == ops ? src->amo_ep : NULL;
+    if (ep)
+        ops->notify_release(ep);
     return SYMRAIL_OK;
 }
 

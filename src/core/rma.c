@@ -111,8 +111,15 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             sr_debug("%s slice of %zu bytes to PE %d failed on lane %d (%s); retry %u on lane %d",
                      s->is_put ? "put" : "get", s->len, s->pe, failed_lane,
                      symrail_strerror(status), s->tries, s->lane);
-            /* Its order against the slices behind it on its first lane is lost. */
+            /* Its order against the slices behind it on its first lane is
+             * lost, and a fence must wait for it even if it never got in
+             * flight (it failed at post). */
+            sr_peer_note(peer, s->pe, failed_lane);
             peer->fence_lane = SR_LANE_MANY;
+            if (!s->inflight) {
+                s->inflight = 1;
+                peer->inflight++;
+            }
             s->comp.flags = 0;
             s->next = NULL;
             if (sr_ctx.retry_tail)

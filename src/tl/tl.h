@@ -19,8 +19,9 @@
  * (sent inline or from its own bounce buffer), and `flush` is how the core
  * learns that it has arrived.
  *
- * Ops tables are const and complete: an unsupported slot points to a
- * function returning SYMRAIL_ERR_UNSUPPORTED (sr_tl_unsupported_*), never NULL.
+ * Ops tables are const and complete, never NULL: a slot a transport does
+ * not need points to one of the fillers below (or to a function of its own
+ * returning SYMRAIL_ERR_UNSUPPORTED).
  */
 #ifndef SR_TL_H
 #define SR_TL_H

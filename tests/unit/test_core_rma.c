@@ -38,6 +38,7 @@ static struct {
     int       outstanding[NLANES];
     int       posted[NLANES];
     int       again;             /* AGAIN answers given */
+    int       refuse_lane;       /* posts to it fail at once; -1 none */
     int       stuck_lane;        /* always full; -1 none */
     int       hold;              /* progress completes nothing */
     int       local;             /* puts complete at post; flush says when they arrived */
@@ -54,6 +55,8 @@ static symrail_status_t fake_rma(sr_tl_ep_t *ep, int lane, void *buf, uint32_t r
     (void)ep, (void)buf, (void)region;
     assert_true(lane >= 0 && lane < NLANES);
     assert_true(fk.weights[lane] != 0);  /* the core never picks a down lane */
+    if (lane == fk.refuse_lane)
+        return SYMRAIL_ERR_TRANSPORT;
     if (fk.outstanding[lane] >= fk.room || lane == fk.stuck_lane) {
         fk.again++;
         return SYMRAIL_ERR_AGAIN;
@@ -164,6 +167,7 @@ static int setup(void **state)
     fk.room = 1000;
     fk.failing_lane = -1;
     fk.stuck_lane = -1;
+    fk.refuse_lane = -1;
     fake_ops.put = fake_put;
     fake_ops.flush = fake_flush;
     fake_ops.atomic = fake_atomic;
@@ -399,6 +403,26 @@ static void test_fence(void **state)
     assert_each_byte_once(6000);
 }
 
+/* A slice refused at post waits in the retry queue: a fence waits for it
+ * too, or a later put could overtake it. */
+static void test_fence_waits_for_retried_slice(void **state)
+{
+    (void)state;
+    static char buf[1000];
+    fk.refuse_lane = 1;  /* the lane the first pick takes */
+    assert_int_equal(sr_rma(1, buf, 0, 1000, 0, 0), SYMRAIL_OK);
+    fk.refuse_lane = -1;
+    fk.hold = 1;
+    assert_non_null(sr_ctx.retry_head);
+    assert_true(sr_ctx.peers[0].inflight > 0);
+    fk.hold = 0;
+    assert_int_equal(sr_fence(), SYMRAIL_OK);
+    assert_null(sr_ctx.retry_head);
+    assert_int_equal(sr_ctx.peers[0].inflight, 0);
+    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_each_byte_once(1000);
+}
+
 /* Puts that completed locally are flushed by quiet, and only once. */
 static void test_local_completion_flush(void **state)
 {
@@ -458,6 +482,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_then_late_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_completion_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fence_waits_for_retried_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
