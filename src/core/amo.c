@@ -104,6 +104,54 @@ symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe)
 }
 
 /*
+ * Data, then a SET signal written behind it on the same ordered lane: an
+ * aligned 8-byte write lands whole, and a lane that applies its requests in
+ * order makes the data visible first.  Where the transport completes puts
+ * locally (inline, bounce buffers), nothing waits for the network: the
+ * caller's buffer is free at once, as after a blocking put, and quiet
+ * completes both.  SYMRAIL_ERR_AGAIN: nothing was posted, take another path.
+ */
+static symrail_status_t sr_put_signal_write(sr_peer_t *peer, int pe, const void *src,
+                                            uint64_t roff, size_t len, uint64_t sig_off,
+                                            uint64_t value)
+{
+    int lane = sr_lanes_pick(&peer->lanes, -1);
+    if (lane < 0)
+        return SYMRAIL_ERR_AGAIN;
+    sr_req_t *req = sr_req_get();
+    if (req == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    req->result = value;  /* the signal's source outlives a caller that gives up */
+    symrail_status_t st = SYMRAIL_OK;
+    if (len) {
+        st = peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req->comp);
+        if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS) {
+            sr_req_put(req);
+            return st;
+        }
+        sr_ctx.stats.puts++;
+        sr_ctx.stats.put_bytes += len;
+        req->remaining += st == SR_TL_INPROGRESS;
+    }
+    peer->unflushed |= peer->local_comp;
+    sr_peer_note(peer, pe, lane);
+    symrail_status_t sst = peer->ops->put(peer->ep, lane, &req->result, SR_HEAP_REGION, sig_off,
+                                          sizeof(uint64_t), &req->comp);
+    if (sst == SR_TL_INPROGRESS)
+        req->remaining++;
+    symrail_status_t wst = sr_req_wait(req, "put_signal");
+    sr_req_put(req);
+    if (sst == SYMRAIL_ERR_AGAIN && wst == SYMRAIL_OK) {
+        /* No room for the signal: the data must be there before it goes. */
+        wst = sr_peer_flush(pe, "put_signal");
+        return wst == SYMRAIL_OK ? sr_amo(SR_TL_AMO_SET, sig_off, value, 0, pe, NULL) : wst;
+    }
+    if (sst != SYMRAIL_OK && sst != SR_TL_INPROGRESS && wst == SYMRAIL_OK)
+        wst = sst;
+    return wst;
+}
+
+/*
  * Data, then signal.  Where the data is one slice and a lane applies its
  * requests in order, both go down the same lane back to back and the caller
  * waits once: one round trip instead of two.  Otherwise every slice of the
@@ -115,6 +163,12 @@ symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint6
     sr_peer_t *peer = &sr_ctx.peers[pe];
     symrail_status_t st;
     sr_ctx.stats.signals++;
+    if (op == SR_TL_AMO_SET && peer->ordered && peer->local_comp && len <= peer->slice &&
+        peer->amo_ep == NULL) {
+        st = sr_put_signal_write(peer, pe, src, roff, len, sig_off, value);
+        if (st != SYMRAIL_ERR_AGAIN)
+            return st;
+    }
     /* With atomics on another endpoint, nothing orders the two: the general path. */
     if (peer->ordered && len > 0 && len <= peer->slice && peer->amo_ep == NULL) {
         int lane = sr_lanes_pick(&peer->lanes, -1);
