@@ -16,6 +16,8 @@
 /* How long one sleep lasts before the waiter looks at its peers again. */
 #define SR_WAIT_SLICE_NS   (20u * 1000u * 1000u)
 #define SR_BACKOFF_MAX_NS  (1000u * 1000u)
+/* How long a wait that nobody can wake polls before it backs off. */
+#define SR_YIELD_NS        (2u * 1000u * 1000u)
 
 int sr_progress(void)
 {
@@ -66,6 +68,11 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
             s->ops->wait_done(s->tl);
             if (done)
                 return SYMRAIL_OK;
+        } else if (sr_time_ns() - start < SR_YIELD_NS) {
+            /* Nobody can wake us, and even the shortest sleep lasts tens of
+             * microseconds (timer slack): a round trip would pay that.  Keep
+             * polling, giving the CPU to whoever wants it, for a while. */
+            sched_yield();
         } else {
             /* Progress depends on a peer that cannot wake us: back off. */
             struct timespec ts = { 0, (long)backoff };
