@@ -20,7 +20,8 @@ typedef struct {
     uint8_t *is_local;    /* [size]: 1 when the PE shares this node */
 } sr_boot_info_t;
 
-symrail_status_t sr_boot_init(sr_boot_t **boot_p);
+/* timeout_ms bounds every fence (0: no limit). */
+symrail_status_t sr_boot_init(uint64_t timeout_ms, sr_boot_t **boot_p);
 const sr_boot_info_t *sr_boot_info(const sr_boot_t *boot);
 /* Publishes `blob` and returns every PE's blob (blobs_p[rank] is ours too);
  * free with sr_boot_blobs_free.  Collective. */

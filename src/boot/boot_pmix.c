@@ -1,6 +1,5 @@
 #include "config.h"
 #include "boot.h"
-#include "util/env.h"
 #include "util/log.h"
 #include "util/strlist.h"
 
@@ -18,20 +17,6 @@ struct sr_boot {
     int            pmix_up;
     int            timeout_s;   /* PMIX_TIMEOUT for fences; 0: none */
 };
-
-/* A PE that never reaches init (it exited early, or hangs before it) would
- * keep the others in the fence for good; SYMRAIL_OP_TIMEOUT bounds it.
- * PMIx counts in whole seconds. */
-static int sr_boot_timeout_s(void)
-{
-    const char *s = getenv("SYMRAIL_OP_TIMEOUT");
-    uint64_t ms;
-    if (s == NULL || *s == '\0' || sr_env_parse_time_ms(s, &ms) != SYMRAIL_OK)
-        s = "60s";
-    if (sr_env_parse_time_ms(s, &ms) != SYMRAIL_OK || ms == 0)
-        return 0;
-    return ms >= 1000ull * 86400 ? 86400 : (int)((ms + 999) / 1000);
-}
 
 static symrail_status_t sr_boot_status(pmix_status_t rc)
 {
@@ -170,7 +155,7 @@ static symrail_status_t sr_boot_locality(sr_boot_t *boot)
     return SYMRAIL_OK;
 }
 
-symrail_status_t sr_boot_init(sr_boot_t **boot_p)
+symrail_status_t sr_boot_init(uint64_t timeout_ms, sr_boot_t **boot_p)
 {
     symrail_status_t st;
     sr_boot_t *boot = calloc(1, sizeof(*boot));
@@ -204,7 +189,11 @@ symrail_status_t sr_boot_init(sr_boot_t **boot_p)
         goto err_free;
     }
     boot->pmix_up = 1;
-    boot->timeout_s = sr_boot_timeout_s();
+    /* A PE that never reaches init (it exited early, or hangs before it)
+     * would keep the others in the fence for good: the operation timeout
+     * bounds it, in the whole seconds PMIx counts. */
+    boot->timeout_s = timeout_ms == 0 ? 0
+                      : timeout_ms >= 86400000ull ? 86400 : (int)((timeout_ms + 999) / 1000);
     pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH};
     rc = PMIx_Register_event_handler(codes, 2, NULL, 0, sr_boot_lost, NULL, NULL);
     if (rc < 0)

@@ -346,7 +346,7 @@ symrail_status_t sr_core_init(void)
     sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_ctx.env.log));
     sr_env_warn_unknown(environ);
 
-    st = sr_boot_init(&sr_ctx.boot);
+    st = sr_boot_init(sr_ctx.env.op_timeout, &sr_ctx.boot);
     if (st != SYMRAIL_OK)
         goto err_env;
     const sr_boot_info_t *bi = sr_boot_info(sr_ctx.boot);
