@@ -193,7 +193,26 @@ int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p);
 void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 
 /* rma.c */
-symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking);
+/* Through a transport that may keep work in flight: slices, lanes, requests. */
+symrail_status_t sr_rma_net(int is_put, void *local, uint64_t roff, size_t len, int pe,
+                            int blocking);
+/* Inline, so that a put to a load/store peer is the copy and little else. */
+static inline symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len,
+                                      int pe, int blocking)
+{
+    sr_peer_t *peer = &sr_ctx.peers[pe];
+    if (is_put) {
+        sr_ctx.stats.puts++;
+        sr_ctx.stats.put_bytes += len;
+    } else {
+        sr_ctx.stats.gets++;
+        sr_ctx.stats.get_bytes += len;
+    }
+    if (peer->immediate)
+        return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
+                      : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
+    return sr_rma_net(is_put, local, roff, len, pe, blocking);
+}
 symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
                         int pe, uint64_t *result_p);
 /* SET of a word that only this PE ever writes (barrier flags): no other

@@ -328,21 +328,10 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one(int is_put, void *l
     return sr_rma_one_slow(s, st, blocking);
 }
 
-symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len, int pe, int blocking)
+symrail_status_t sr_rma_net(int is_put, void *local, uint64_t roff, size_t len, int pe,
+                            int blocking)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    if (is_put) {
-        sr_ctx.stats.puts++;
-        sr_ctx.stats.put_bytes += len;
-    } else {
-        sr_ctx.stats.gets++;
-        sr_ctx.stats.get_bytes += len;
-    }
-    /* Load/store peers: the copy is the whole operation. */
-    if (peer->immediate)
-        return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
-                      : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
-    if (sr_unlikely(len > peer->slice))
+    if (sr_unlikely(len > sr_ctx.peers[pe].slice))
         return sr_rma_sliced(is_put, local, roff, len, pe, blocking);
     return sr_rma_one(is_put, local, roff, len, pe, blocking);
 }
