@@ -27,16 +27,16 @@ static int sr_amo_try(void *arg)
     sr_tl_ep_t *ep = peer->ep;
     sr_lanes_t *lanes = &peer->lanes;
     if (peer->amo_ep && !a->own) {
-        /* Lane events name the peer's main endpoint: the weights of this
-         * one are read afresh each time. */
-        uint32_t w[SR_TL_MAX_LANES];
         ops = peer->amo_ops;
         ep = peer->amo_ep;
         lanes = &peer->amo_lanes;
+    }
+    /* Lane events keep the weights current; after "no room" (a retry) the
+     * transport is asked afresh, as another lane may have room. */
+    if (a->lane >= 0 && lanes->n > 1) {
+        uint32_t w[SR_TL_MAX_LANES];
         int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
         sr_lanes_update(lanes, w, n < 1 ? 1 : n);
-    } else if (peer->lanes.n > 1) {
-        sr_peer_lanes_refresh(a->pe);
     }
     a->lane = sr_lanes_pick(lanes, a->lane);
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT

@@ -88,6 +88,7 @@ typedef struct {
     const sr_tl_ops_t *amo_cand_ops;
     uint8_t            amo_direct;   /* atomics answer at once through ops (immediate) */
     sr_lanes_t         amo_lanes;
+    uint32_t           amo_lane_gen[SR_TL_MAX_LANES];
 } sr_peer_t;
 
 /* The words at the start of every heap.  barrier[r][epoch & 1] receives

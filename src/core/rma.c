@@ -51,16 +51,20 @@ void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t genera
     if (pe < 0 || pe >= sr_ctx.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
         return;
     sr_peer_t *peer = &sr_ctx.peers[pe];
-    /* A transport that carries only the peer's atomics (amo_ep) is asked for
-     * its weights at every atomic instead. */
-    if (slot != NULL && slot->ops != peer->ops)
-        return;
+    sr_lanes_t *lanes = &peer->lanes;
+    uint32_t *gen = peer->lane_gen;
+    if (slot != NULL && slot->ops != peer->ops) {
+        if (slot->ops != peer->amo_ops)
+            return;  /* no endpoint of ours on that transport is in use */
+        lanes = &peer->amo_lanes;  /* the endpoint that carries the peer's atomics */
+        gen = peer->amo_lane_gen;
+    }
     /* Reports can overtake each other (a progress thread, a repair): the
      * newer generation wins. */
-    if (peer->lane_gen[lane] && (int32_t)(generation - peer->lane_gen[lane]) <= 0)
+    if (gen[lane] && (int32_t)(generation - gen[lane]) <= 0)
         return;
-    peer->lane_gen[lane] = generation;
-    sr_lanes_set_one(&peer->lanes, lane, weight);
+    gen[lane] = generation;
+    sr_lanes_set_one(lanes, lane, weight);
     sr_debug("PE %d lane %d is %s (generation %u)", pe, lane, weight ? "up" : "down",
              generation);
 }

@@ -338,6 +338,26 @@ static void sr_tcp_on_eof(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, int err)
     sr_tcp_conn_fail(ctx, c, err == ETIMEDOUT ? SYMRAIL_ERR_TIMEOUT : SYMRAIL_ERR_TRANSPORT);
 }
 
+enum { SR_TCP_READ_GOT, SR_TCP_READ_RETRY, SR_TCP_READ_LATER, SR_TCP_READ_ENDED };
+
+/* What one read of `r` bytes means: bytes to handle (the peer is heard, the
+ * budget charged), a retry (a signal), nothing more now, or the end of the
+ * connection (handled here). */
+static int sr_tcp_read_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, ssize_t r, size_t *budget_p)
+{
+    if (r > 0) {
+        sr_tcp_heard(ctx, c, sr_time_ns());
+        *budget_p = (size_t)r >= *budget_p ? 0 : *budget_p - (size_t)r;
+        return SR_TCP_READ_GOT;
+    }
+    if (r < 0 && errno == EINTR)
+        return SR_TCP_READ_RETRY;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return SR_TCP_READ_LATER;
+    sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
+    return SR_TCP_READ_ENDED;
+}
+
 /* Reads and handles what the connection has; io_lock held for the target side. */
 static void sr_tcp_rx(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
@@ -367,17 +387,14 @@ again:
                 /* Nowhere to put it: through the buffer, and dropped. */
                 c->rx_lo = c->rx_hi = 0;
                 ssize_t r = recv(c->fd, c->rxbuf, SR_TCP_RXBUF, 0);
-                if (r <= 0) {
-                    if (r < 0 && errno == EINTR)
-                        continue;
-                    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                        break;
-                    sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
+                int rr = sr_tcp_read_done(ctx, c, r, &budget);
+                if (rr == SR_TCP_READ_RETRY)
+                    continue;
+                if (rr == SR_TCP_READ_LATER)
+                    break;
+                if (rr == SR_TCP_READ_ENDED)
                     return;
-                }
-                sr_tcp_heard(ctx, c, sr_time_ns());
                 c->rx_hi = (size_t)r;
-                budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
                 continue;
             }
             /* The buffer is empty: read the payload where it belongs, and
@@ -388,16 +405,13 @@ again:
             struct iovec iov[2] = { { c->rx_dst, c->rx_left },
                                     { c->rxbuf, c->rx_bulk ? SR_TCP_HDR_LEN : SR_TCP_RXBUF } };
             ssize_t r = readv(c->fd, iov, 2);
-            if (r <= 0) {
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                    break;
-                sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
+            int rr = sr_tcp_read_done(ctx, c, r, &budget);
+            if (rr == SR_TCP_READ_RETRY)
+                continue;
+            if (rr == SR_TCP_READ_LATER)
+                break;
+            if (rr == SR_TCP_READ_ENDED)
                 return;
-            }
-            sr_tcp_heard(ctx, c, sr_time_ns());
-            budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
             if ((size_t)r <= c->rx_left) {
                 c->rx_dst += r;
                 c->rx_left -= (size_t)r;
@@ -437,17 +451,14 @@ again:
         }
         size_t want = c->rx_bulk ? need - (c->rx_hi - c->rx_lo) : SR_TCP_RXBUF - c->rx_hi;
         ssize_t r = recv(c->fd, c->rxbuf + c->rx_hi, want, 0);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                break;
-            sr_tcp_on_eof(ctx, c, r < 0 ? errno : 0);
+        int rr = sr_tcp_read_done(ctx, c, r, &budget);
+        if (rr == SR_TCP_READ_RETRY)
+            continue;
+        if (rr == SR_TCP_READ_LATER)
+            break;
+        if (rr == SR_TCP_READ_ENDED)
             return;
-        }
-        sr_tcp_heard(ctx, c, sr_time_ns());
         c->rx_hi += (size_t)r;
-        budget = (size_t)r >= budget ? 0 : budget - (size_t)r;
     }
     if (c->state == SR_TCP_DEAD)
         return;
