@@ -349,7 +349,7 @@ symrail_status_t sr_peer_flush(int pe, const char *what)
     if (req == NULL)
         return SYMRAIL_ERR_NOMEM;
     peer->unflushed = 0;
-    symrail_status_t st = peer->ops->flush(peer->ep, &req->comp);
+    symrail_status_t st = peer->ops->flush(peer->ep, ~0u, &req->comp);
     if (st == SR_TL_INPROGRESS) {
         req->remaining++;
         st = sr_req_wait(req, what);

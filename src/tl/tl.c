@@ -27,7 +27,7 @@ int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
     return 1;
 }
 
-symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
+symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
 {
     (void)ep, (void)comp;
     return SYMRAIL_OK;

@@ -22,6 +22,18 @@
  * Ops tables are const and complete, never NULL: a slot a transport does
  * not need points to one of the fillers below (or to a function of its own
  * returning SYMRAIL_ERR_UNSUPPORTED).
+ *
+ * Threads.  With params.thread_multiple 0, one thread at a time calls the
+ * transport.  With 1 (the application asked for SYMRAIL_THREAD_MULTIPLE),
+ * any op may be called from several threads at once, for the same or for
+ * different endpoints and lanes, and progress from several threads at once
+ * and concurrently with the ops.  Two threads posting to different lanes
+ * take no common lock on the post path (a lock per lane, not one per
+ * transport), and a second concurrent caller of progress does not wait for
+ * the first (try-lock) but returns.  Callbacks (comp->cb, notify_cb,
+ * lane_cb) may run on any thread that calls progress, never with a lock of
+ * the transport held, and post nothing (they may call ep_lanes).  A
+ * transport's own threads may run concurrently with everything.
  */
 #ifndef SR_TL_H
 #define SR_TL_H
@@ -82,6 +94,7 @@ typedef struct {
      * sends every atomic on a PE's words through it, so that one provider
      * applies them all. */
     int               amo_local;
+    int               thread_multiple; /* see "Threads" above */
     sr_tl_notify_cb_t notify_cb;
     sr_tl_lane_cb_t   lane_cb;
     void             *cb_arg;
@@ -139,12 +152,14 @@ typedef struct sr_tl_ops {
                                uint64_t roff, uint64_t operand, uint64_t compare,
                                uint64_t *result_p, sr_tl_comp_t *comp);
     symrail_status_t (*notify)(sr_tl_ep_t *ep, uint32_t tag, const void *payload, size_t len);
-    /* Remote completion: every put, get and atomic posted to ep before this
-     * call, those that returned SYMRAIL_OK included, has been applied at the
-     * target.  SYMRAIL_OK when nothing is outstanding, SR_TL_INPROGRESS when
-     * comp->cb follows from progress, or the error that an operation met
-     * after it had completed locally. */
-    symrail_status_t (*flush)(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+    /* Remote completion: every put, get and atomic posted to ep on a lane
+     * of mask `lanes` (bit l: lane l) before this call, those that returned
+     * SYMRAIL_OK included, has been applied at the target.  Contexts flush
+     * only the lanes they used, so one context's quiet does not wait for
+     * another's traffic on other lanes.  SYMRAIL_OK when nothing is
+     * outstanding, SR_TL_INPROGRESS when comp->cb follows from progress, or
+     * the error that an operation met after it had completed locally. */
+    symrail_status_t (*flush)(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
     /* The core has posted every slice of a transfer that it posted with
      * SR_TL_COMP_MORE: a transport that held work requests back posts them
      * now as one chain.  (It also posts what it holds before it returns
@@ -179,7 +194,7 @@ typedef struct sr_tl_ops {
 /* Fillers for slots a transport does not need. */
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 /* For transports whose SYMRAIL_OK already means applied at the target. */
-symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
 void sr_tl_ep_nothing(sr_tl_ep_t *ep);
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);

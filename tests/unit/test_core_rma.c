@@ -80,7 +80,7 @@ static symrail_status_t fake_put(sr_tl_ep_t *ep, int lane, const void *src, uint
     return fake_rma(ep, lane, (void *)src, region, roff, len, comp);
 }
 
-static symrail_status_t fake_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
+static symrail_status_t fake_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
 {
     (void)ep;
     fk.flushes++;

@@ -391,7 +391,7 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
                               uint32_t region, uint64_t roff, uint64_t operand,
                               uint64_t compare, uint64_t *result_p, sr_tl_comp_t *comp);
 void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc);
-symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp);
+symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
 void sr_ib_ep_post_end(sr_tl_ep_t *ep);
 void sr_ib_post_held(sr_tl_ctx_t *ctx);
 int sr_ib_rma_progress(sr_tl_ctx_t *ctx);

@@ -475,7 +475,7 @@ static symrail_status_t sr_ib_late_err(sr_tl_ep_t *ep)
     return st;
 }
 
-symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
+symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     uint64_t target[SR_TL_MAX_LANES] = { 0 };
@@ -483,7 +483,8 @@ symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, sr_tl_comp_t *comp)
     if (ep->replay_head)
         sr_ib_replay(ep);
     for (int l = 0; l < ep->nlanes; l++)
-        target[l] = ep->lanes[l].sq_posted;
+        if (lanes & (1u << l))
+            target[l] = ep->lanes[l].sq_posted;
     if (sr_ib_flushed(ep, target))
         return sr_ib_late_err(ep);
     sr_ib_flush_t *f = malloc(sizeof(*f));
