@@ -11,7 +11,10 @@
  * that cannot return a status (symrail_init, symrail_finalize, symrail_putmem,
  * symrail_getmem) abort the whole job with a message instead.
  *
- * Threading: one thread per PE calls symrail at a time.
+ * Threads: symrail_init() gives SYMRAIL_THREAD_SINGLE; symrail_init_thread()
+ * asks for a level.  Under SYMRAIL_THREAD_MULTIPLE any thread may call any
+ * function at any time, and threads that each use a context of their own
+ * (symrail_ctx_create) share no lock on the data path.
  */
 #ifndef SYMRAIL_H
 #define SYMRAIL_H
@@ -87,6 +90,36 @@ void symrail_version(int *major_p, int *minor_p, int *patch_p);
 /* Ends the whole job (every PE) with exit status `code`, printing `msg`. */
 void symrail_abort(int code, const char *msg);
 
+/* ---- threads and contexts ------------------------------------------------ */
+/* OpenSHMEM's levels: SINGLE (one thread), FUNNELED (only the thread that
+ * initialized calls), SERIALIZED (one thread at a time), MULTIPLE (any
+ * thread at any time). */
+#define SYMRAIL_THREAD_SINGLE     0
+#define SYMRAIL_THREAD_FUNNELED   1
+#define SYMRAIL_THREAD_SERIALIZED 2
+#define SYMRAIL_THREAD_MULTIPLE   3
+/* Initializes with thread level `requested`; *provided_p (may be NULL)
+ * receives the level granted (always the one requested). */
+symrail_status_t symrail_init_thread(int requested, int *provided_p);
+symrail_status_t symrail_query_thread(int *provided_p);
+
+/* A context: a stream of operations with its own completion.  quiet and
+ * fence of one context order and complete its operations only.  Every
+ * context reaches every PE; creating one costs memory only. */
+typedef struct symrail_ctx *symrail_ctx_t;
+/* The context of the calls that take none. */
+#define SYMRAIL_CTX_DEFAULT ((symrail_ctx_t)0)
+/* Options (OpenSHMEM's values).  SERIALIZED: the application never calls
+ * on the context from two threads at once; PRIVATE: only the thread that
+ * created it calls on it.  Either makes its data path take no lock.
+ * NOSTORE: no puts, atomics or signals will be issued on it. */
+#define SYMRAIL_CTX_SERIALIZED 1L
+#define SYMRAIL_CTX_PRIVATE    2L
+#define SYMRAIL_CTX_NOSTORE    4L
+symrail_status_t symrail_ctx_create(long options, symrail_ctx_t *ctx_p);
+/* Completes the context's operations (as ctx_quiet), then frees it. */
+symrail_status_t symrail_ctx_destroy(symrail_ctx_t ctx);
+
 /* ---- symmetric heap (collective: every PE calls with the same arguments) */
 void *symrail_malloc(size_t size);
 void *symrail_calloc(size_t count, size_t size);
@@ -112,6 +145,18 @@ symrail_status_t symrail_quiet(void);
 /* Puts to one PE issued before are delivered before those issued after. */
 symrail_status_t symrail_fence(void);
 
+/* The same on a context (SYMRAIL_CTX_DEFAULT: the default one). */
+symrail_status_t symrail_ctx_put(symrail_ctx_t ctx, void *dst, const void *src, size_t nbytes,
+                                 int pe);
+symrail_status_t symrail_ctx_get(symrail_ctx_t ctx, void *dst, const void *src, size_t nbytes,
+                                 int pe);
+symrail_status_t symrail_ctx_put_nbi(symrail_ctx_t ctx, void *dst, const void *src,
+                                     size_t nbytes, int pe);
+symrail_status_t symrail_ctx_get_nbi(symrail_ctx_t ctx, void *dst, const void *src,
+                                     size_t nbytes, int pe);
+symrail_status_t symrail_ctx_quiet(symrail_ctx_t ctx);
+symrail_status_t symrail_ctx_fence(symrail_ctx_t ctx);
+
 /* ---- synchronisation ---------------------------------------------------- */
 /* quiet + barrier over all PEs. */
 symrail_status_t symrail_barrier_all(void);
@@ -124,6 +169,9 @@ symrail_status_t symrail_sync_all(void);
 symrail_status_t symrail_put_signal(void *dst, const void *src, size_t nbytes,
                                     uint64_t *sig_addr, uint64_t value,
                                     symrail_signal_op_t op, int pe);
+symrail_status_t symrail_ctx_put_signal(symrail_ctx_t ctx, void *dst, const void *src,
+                                        size_t nbytes, uint64_t *sig_addr, uint64_t value,
+                                        symrail_signal_op_t op, int pe);
 /* Wait until (*sig_addr cmp value) holds on the calling PE; *value_p (may be
  * NULL) receives the value that satisfied it. */
 symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp,
@@ -156,6 +204,21 @@ symrail_status_t symrail_atomic_swap(uint64_t *target, uint64_t value, int pe,
                                      uint64_t *old_p);
 symrail_status_t symrail_atomic_compare_swap(uint64_t *target, uint64_t cond,
                                              uint64_t value, int pe, uint64_t *old_p);
+
+/* The same on a context. */
+symrail_status_t symrail_ctx_atomic_fetch(symrail_ctx_t ctx, const uint64_t *target, int pe,
+                                          uint64_t *value_p);
+symrail_status_t symrail_ctx_atomic_set(symrail_ctx_t ctx, uint64_t *target, uint64_t value,
+                                        int pe);
+symrail_status_t symrail_ctx_atomic_add(symrail_ctx_t ctx, uint64_t *target, uint64_t value,
+                                        int pe);
+symrail_status_t symrail_ctx_atomic_fetch_add(symrail_ctx_t ctx, uint64_t *target,
+                                              uint64_t value, int pe, uint64_t *old_p);
+symrail_status_t symrail_ctx_atomic_swap(symrail_ctx_t ctx, uint64_t *target, uint64_t value,
+                                         int pe, uint64_t *old_p);
+symrail_status_t symrail_ctx_atomic_compare_swap(symrail_ctx_t ctx, uint64_t *target,
+                                                 uint64_t cond, uint64_t value, int pe,
+                                                 uint64_t *old_p);
 
 /* ---- counters --------------------------------------------------------- */
 #define SYMRAIL_STATS_MAX_RAILS 8

@@ -1,105 +1,81 @@
 /*
- * Public entry points: every argument is checked here, once, so the core and
- * the transports can trust what they are given.  A bad argument is reported
- * in one line naming the call and the argument.
+ * Public entry points of the runtime, contexts, the heap, synchronisation,
+ * notifications and counters (RMA, signals and atomics are in rma.c).
  */
 #include "config.h"
-#include "core/ctx.h"
-#include "util/log.h"
-#include "util/sys.h"
+#include "api/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <symrail.h>
 
-#define SR_API_UP(_fn, _fail)                                                      \
-    do {                                                                           \
-        if (sr_unlikely(sr_ctx.state != SR_STATE_UP)) {                            \
-            sr_api_not_up(_fn);                                                    \
-            return _fail;                                                          \
-        }                                                                          \
-    } while (0)
-
-static void sr_api_not_up(const char *fn)
+void sr_api_not_up(const char *fn)
 {
     sr_error("%s: called %s", fn,
-             sr_ctx.state == SR_STATE_DOWN ? "after symrail_finalize" : "before symrail_init");
+             sr_rt.state == SR_STATE_DOWN ? "after symrail_finalize" : "before symrail_init");
 }
 
-static __attribute__((noreturn)) void sr_api_fatal(const char *fn, symrail_status_t st)
+void sr_api_fatal(const char *fn, symrail_status_t st)
 {
     char msg[256];
     snprintf(msg, sizeof(msg), "%s failed: %s", fn, symrail_strerror(st));
-    if (sr_ctx.state == SR_STATE_UP)
+    if (sr_rt.state == SR_STATE_UP)
         sr_core_abort(1, msg);
     fprintf(stderr, "symrail: %s\n", msg);
     exit(1);
 }
 
-static inline int sr_api_pe_ok(const char *fn, int pe)
+sr_ctx_t *sr_api_ctx_bad(const char *fn, symrail_ctx_t ctx)
 {
-    if (sr_likely(pe >= 0 && pe < sr_ctx.n_pes))
-        return 1;
-    sr_error("%s: pe %d is out of range (0..%d)", fn, pe, sr_ctx.n_pes - 1);
-    return 0;
-}
-
-/* [addr, addr+len) must lie in the user part of the symmetric heap. */
-static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
-                                uint64_t *off_p)
-{
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_ctx.heap_base + SR_HEAP_RESERVED;
-    uintptr_t hi = (uintptr_t)sr_ctx.heap_base + sr_ctx.heap_size;
-    if (sr_likely(a >= lo && a < hi && len <= hi - a)) {
-        *off_p = a - (uintptr_t)sr_ctx.heap_base;
-        return 1;
-    }
-    if (a >= lo && a < hi)
-        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg,
-                 addr, len, (void *)hi);
-    else
-        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, addr, (void *)lo,
-                 (void *)hi);
-    return 0;
-}
-
-/* The private buffer of a put or get must at least not wrap around. */
-static inline int sr_api_buf_ok(const char *fn, const char *arg, const void *addr, size_t len)
-{
-    if (sr_likely(addr != NULL && (uintptr_t)addr + len >= (uintptr_t)addr) || len == 0)
-        return 1;
-    sr_error("%s: %s %p with %zu bytes is not a valid buffer", fn, arg, addr, len);
-    return 0;
-}
-
-static inline int sr_api_word_ok(const char *fn, const char *arg, const void *addr,
-                                 uint64_t *off_p)
-{
-    if (!sr_api_sym_ok(fn, arg, addr, sizeof(uint64_t), off_p))
-        return 0;
-    if (sr_likely(((uintptr_t)addr & 7) == 0))
-        return 1;
-    sr_error("%s: %s %p is not aligned to 8 bytes", fn, arg, addr);
-    return 0;
+    sr_error("%s: ctx %p is not a live context (destroyed, or never created)", fn, (void *)ctx);
+    return NULL;
 }
 
 /* ---- runtime ------------------------------------------------------------- */
 
-symrail_status_t symrail_init_status(void)
+static symrail_status_t sr_api_init(const char *fn, int level)
 {
-    if (sr_ctx.state == SR_STATE_UP)
+    if (sr_rt.state == SR_STATE_UP)
         return SYMRAIL_OK;  /* OpenSHMEM allows repeated initialization */
-    if (sr_ctx.state == SR_STATE_DOWN) {
-        sr_error("symrail_init: the library cannot be initialized again after finalize");
+    if (sr_rt.state == SR_STATE_DOWN) {
+        sr_error("%s: the library cannot be initialized again after finalize", fn);
         return SYMRAIL_ERR_STATE;
     }
-    return sr_core_init();
+    return sr_core_init(level);
+}
+
+symrail_status_t symrail_init_status(void)
+{
+    return sr_api_init("symrail_init", SYMRAIL_THREAD_SINGLE);
+}
+
+symrail_status_t symrail_init_thread(int requested, int *provided_p)
+{
+    if (requested < SYMRAIL_THREAD_SINGLE || requested > SYMRAIL_THREAD_MULTIPLE) {
+        sr_error("symrail_init_thread: requested %d is not a SYMRAIL_THREAD_* level",
+                 requested);
+        return SYMRAIL_ERR_INVALID;
+    }
+    symrail_status_t st = sr_api_init("symrail_init_thread", requested);
+    if (st == SYMRAIL_OK && provided_p)
+        *provided_p = sr_rt.thread_level;
+    return st;
+}
+
+symrail_status_t symrail_query_thread(int *provided_p)
+{
+    SR_API_UP("symrail_query_thread", SYMRAIL_ERR_INVALID);
+    if (provided_p == NULL) {
+        sr_error("symrail_query_thread: provided_p is NULL");
+        return SYMRAIL_ERR_INVALID;
+    }
+    *provided_p = sr_rt.thread_level;
+    return SYMRAIL_OK;
 }
 
 symrail_status_t symrail_finalize_status(void)
 {
-    if (sr_ctx.state == SR_STATE_DOWN)
+    if (sr_rt.state == SR_STATE_DOWN)
         return SYMRAIL_OK;
     SR_API_UP("symrail_finalize", SYMRAIL_ERR_INVALID);
     symrail_status_t st = sr_core_finalize();
@@ -128,17 +104,17 @@ void symrail_finalize(void)
 
 int symrail_initialized(void)
 {
-    return sr_ctx.state == SR_STATE_UP;
+    return sr_rt.state == SR_STATE_UP;
 }
 
 int symrail_my_pe(void)
 {
-    return sr_ctx.state == SR_STATE_UP ? sr_ctx.my_pe : -1;
+    return sr_rt.state == SR_STATE_UP ? sr_rt.my_pe : -1;
 }
 
 int symrail_n_pes(void)
 {
-    return sr_ctx.state == SR_STATE_UP ? sr_ctx.n_pes : -1;
+    return sr_rt.state == SR_STATE_UP ? sr_rt.n_pes : -1;
 }
 
 const char *symrail_version_string(void)
@@ -158,7 +134,7 @@ void symrail_version(int *major_p, int *minor_p, int *patch_p)
 
 void symrail_abort(int code, const char *msg)
 {
-    if (sr_ctx.state == SR_STATE_UP)
+    if (sr_rt.state == SR_STATE_UP)
         sr_core_abort(code, msg ? msg : "symrail_abort");
     fprintf(stderr, "symrail: %s\n", msg ? msg : "symrail_abort");
     exit(code ? code : 1);
@@ -223,84 +199,57 @@ void *symrail_ptr(const void *addr, int pe)
         return NULL;
     /* Our own heap is mapped here whatever transport carries the peers
      * (TCP offers no load/store view, not even of ourselves). */
-    if (pe == sr_ctx.my_pe)
+    if (pe == sr_rt.my_pe)
         return (void *)addr;
-    char *base = sr_ctx.peers[pe].base;
+    char *base = sr_rt.peers[pe].base;
     return base ? base + off : NULL;
 }
 
-/* ---- RMA -------------------------------------------------------------------- */
+/* ---- contexts ------------------------------------------------------------------ */
 
-static inline symrail_status_t sr_api_rma(const char *fn, int is_put, void *dst, const void *src,
-                                          size_t nbytes, int pe, int blocking)
+symrail_status_t symrail_ctx_create(long options, symrail_ctx_t *ctx_p)
 {
-    uint64_t off;
+    static const char fn[] = "symrail_ctx_create";
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (sr_unlikely(!sr_api_pe_ok(fn, pe)))
-        return SYMRAIL_ERR_INVALID;
-    if (is_put) {
-        if (sr_unlikely(!sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
-                        !sr_api_buf_ok(fn, "src", src, nbytes)))
-            return SYMRAIL_ERR_INVALID;
-    } else if (sr_unlikely(!sr_api_sym_ok(fn, "src", src, nbytes, &off) ||
-                           !sr_api_buf_ok(fn, "dst", dst, nbytes))) {
+    if (ctx_p == NULL) {
+        sr_error("%s: ctx_p is NULL", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    if (nbytes == 0)
-        return SYMRAIL_OK;
-    return sr_rma(is_put, is_put ? (void *)src : dst, off, nbytes, pe, blocking);
+    long known = SYMRAIL_CTX_SERIALIZED | SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_NOSTORE;
+    if (options & ~known) {
+        sr_error("%s: options 0x%lx has bits that are no SYMRAIL_CTX_* option", fn, options);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_ctx_t *ctx;
+    symrail_status_t st = sr_ctx_new(options, &ctx);
+    if (st != SYMRAIL_OK) {
+        sr_error("%s: %s", fn, symrail_strerror(st));
+        return st;
+    }
+    *ctx_p = ctx;
+    return SYMRAIL_OK;
 }
 
-symrail_status_t symrail_put(void *dst, const void *src, size_t nbytes, int pe)
+symrail_status_t symrail_ctx_destroy(symrail_ctx_t uctx)
 {
-    return sr_api_rma("symrail_put", 1, dst, src, nbytes, pe, 1);
+    static const char fn[] = "symrail_ctx_destroy";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (uctx == SYMRAIL_CTX_DEFAULT) {
+        sr_error("%s: the default context cannot be destroyed", fn);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
+    if (ctx == NULL)
+        return SYMRAIL_ERR_INVALID;
+    return sr_ctx_free(ctx);
 }
 
-symrail_status_t symrail_get(void *dst, const void *src, size_t nbytes, int pe)
-{
-    return sr_api_rma("symrail_get", 0, dst, src, nbytes, pe, 1);
-}
-
-symrail_status_t symrail_put_nbi(void *dst, const void *src, size_t nbytes, int pe)
-{
-    return sr_api_rma("symrail_put_nbi", 1, dst, src, nbytes, pe, 0);
-}
-
-symrail_status_t symrail_get_nbi(void *dst, const void *src, size_t nbytes, int pe)
-{
-    return sr_api_rma("symrail_get_nbi", 0, dst, src, nbytes, pe, 0);
-}
-
-void symrail_putmem(void *dst, const void *src, size_t nbytes, int pe)
-{
-    symrail_status_t st = sr_api_rma("symrail_putmem", 1, dst, src, nbytes, pe, 1);
-    if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal("symrail_putmem", st);
-}
-
-void symrail_getmem(void *dst, const void *src, size_t nbytes, int pe)
-{
-    symrail_status_t st = sr_api_rma("symrail_getmem", 0, dst, src, nbytes, pe, 1);
-    if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal("symrail_getmem", st);
-}
-
-symrail_status_t symrail_quiet(void)
-{
-    SR_API_UP("symrail_quiet", SYMRAIL_ERR_INVALID);
-    return sr_quiet();
-}
-
-symrail_status_t symrail_fence(void)
-{
-    SR_API_UP("symrail_fence", SYMRAIL_ERR_INVALID);
-    return sr_fence();
-}
+/* ---- synchronisation -------------------------------------------------------- */
 
 symrail_status_t symrail_barrier_all(void)
 {
     SR_API_UP("symrail_barrier_all", SYMRAIL_ERR_INVALID);
-    symrail_status_t st = sr_quiet();
+    symrail_status_t st = sr_ctx_quiet(sr_rt.dctx);
     if (st == SYMRAIL_OK)
         st = sr_barrier();
     if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
@@ -315,54 +264,6 @@ symrail_status_t symrail_sync_all(void)
     if (sr_unlikely(st == SYMRAIL_ERR_MISMATCH))
         sr_api_fatal("symrail_sync_all", st);
     return st;
-}
-
-/* ---- signals -------------------------------------------------------------------- */
-
-symrail_status_t symrail_put_signal(void *dst, const void *src, size_t nbytes,
-                                    uint64_t *sig_addr, uint64_t value,
-                                    symrail_signal_op_t op, int pe)
-{
-    static const char fn[] = "symrail_put_signal";
-    uint64_t sig_off;
-    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_word_ok(fn, "sig_addr", sig_addr, &sig_off))
-        return SYMRAIL_ERR_INVALID;
-    if (op != SYMRAIL_SIGNAL_SET && op != SYMRAIL_SIGNAL_ADD) {
-        sr_error("%s: op %d is neither SYMRAIL_SIGNAL_SET nor SYMRAIL_SIGNAL_ADD", fn, (int)op);
-        return SYMRAIL_ERR_INVALID;
-    }
-    uint64_t off;
-    if (!sr_api_pe_ok(fn, pe) || !sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
-        !sr_api_buf_ok(fn, "src", src, nbytes))
-        return SYMRAIL_ERR_INVALID;
-    return sr_put_signal(src, off, nbytes, sig_off,
-                         op == SYMRAIL_SIGNAL_SET ? SR_TL_AMO_SET : SR_TL_AMO_ADD, value, pe);
-}
-
-symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp,
-                                           uint64_t value, uint64_t *value_p)
-{
-    static const char fn[] = "symrail_signal_wait_until";
-    uint64_t off;
-    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_word_ok(fn, "sig_addr", sig_addr, &off))
-        return SYMRAIL_ERR_INVALID;
-    if ((unsigned)cmp > SYMRAIL_CMP_LE) {
-        sr_error("%s: cmp %d is not a symrail_cmp_t", fn, (int)cmp);
-        return SYMRAIL_ERR_INVALID;
-    }
-    return sr_signal_wait(sig_addr, cmp, value, value_p);
-}
-
-uint64_t symrail_signal_fetch(const uint64_t *sig_addr)
-{
-    uint64_t off;
-    if (sr_ctx.state != SR_STATE_UP)
-        sr_api_fatal("symrail_signal_fetch", SYMRAIL_ERR_INVALID);
-    if (!sr_api_word_ok("symrail_signal_fetch", "sig_addr", sig_addr, &off))
-        sr_api_fatal("symrail_signal_fetch", SYMRAIL_ERR_INVALID);
-    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
 /* ---- notification messages -------------------------------------------------------- */
@@ -409,56 +310,6 @@ symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p)
         return SYMRAIL_ERR_INVALID;
     }
     return sr_notify_recv(timeout_ms, 1, msg_p);
-}
-
-/* ---- atomics ------------------------------------------------------------------------- */
-
-static inline symrail_status_t sr_api_amo(const char *fn, sr_tl_amo_t op, const uint64_t *target,
-                                          uint64_t operand, uint64_t compare, int pe,
-                                          uint64_t *result_p)
-{
-    uint64_t off;
-    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_pe_ok(fn, pe) || !sr_api_word_ok(fn, "target", target, &off))
-        return SYMRAIL_ERR_INVALID;
-    if (result_p == NULL && op != SR_TL_AMO_SET && op != SR_TL_AMO_ADD) {
-        sr_error("%s: the result pointer is NULL", fn);
-        return SYMRAIL_ERR_INVALID;
-    }
-    return sr_amo(op, off, operand, compare, pe, result_p);
-}
-
-symrail_status_t symrail_atomic_fetch(const uint64_t *target, int pe, uint64_t *value_p)
-{
-    return sr_api_amo("symrail_atomic_fetch", SR_TL_AMO_FETCH, target, 0, 0, pe, value_p);
-}
-
-symrail_status_t symrail_atomic_set(uint64_t *target, uint64_t value, int pe)
-{
-    return sr_api_amo("symrail_atomic_set", SR_TL_AMO_SET, target, value, 0, pe, NULL);
-}
-
-symrail_status_t symrail_atomic_add(uint64_t *target, uint64_t value, int pe)
-{
-    return sr_api_amo("symrail_atomic_add", SR_TL_AMO_ADD, target, value, 0, pe, NULL);
-}
-
-symrail_status_t symrail_atomic_fetch_add(uint64_t *target, uint64_t value, int pe,
-                                          uint64_t *old_p)
-{
-    return sr_api_amo("symrail_atomic_fetch_add", SR_TL_AMO_ADD, target, value, 0, pe, old_p);
-}
-
-symrail_status_t symrail_atomic_swap(uint64_t *target, uint64_t value, int pe, uint64_t *old_p)
-{
-    return sr_api_amo("symrail_atomic_swap", SR_TL_AMO_SWAP, target, value, 0, pe, old_p);
-}
-
-symrail_status_t symrail_atomic_compare_swap(uint64_t *target, uint64_t cond, uint64_t value,
-                                             int pe, uint64_t *old_p)
-{
-    return sr_api_amo("symrail_atomic_compare_swap", SR_TL_AMO_CSWAP, target, value, cond, pe,
-                      old_p);
 }
 
 /* ---- counters ------------------------------------------------------------------------- */

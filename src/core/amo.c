@@ -4,12 +4,13 @@
  * may be gone when a late completion arrives).
  */
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "core/lanes.h"
 #include "util/log.h"
 #include "util/sys.h"
 
 typedef struct {
+    sr_ctx_t         *ctx;
     int               pe;
     sr_tl_amo_t       op;
     uint64_t          roff, operand, compare;
@@ -22,45 +23,51 @@ typedef struct {
 static int sr_amo_try(void *arg)
 {
     sr_amo_post_t *a = arg;
-    sr_peer_t *peer = &sr_ctx.peers[a->pe];
+    sr_peer_t *peer = &sr_rt.peers[a->pe];
     const sr_tl_ops_t *ops = peer->ops;
     sr_tl_ep_t *ep = peer->ep;
     sr_lanes_t *lanes = &peer->lanes;
-    if (peer->amo_ep && !a->own) {
+    sr_cpeer_t *cp = &a->ctx->peers[a->pe];
+    sr_lane_rr_t *rr = &cp->rr;
+    int amo_ep = peer->amo_ep && !a->own;
+    if (amo_ep) {
         ops = peer->amo_ops;
         ep = peer->amo_ep;
         lanes = &peer->amo_lanes;
+        rr = &cp->amo_rr;
     }
     /* Lane events keep the weights current; after "no room" (a retry) the
      * transport is asked afresh, as another lane may have room. */
     if (a->lane >= 0 && lanes->n > 1) {
         uint32_t w[SR_TL_MAX_LANES];
         int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
-        sr_lanes_update(lanes, w, n < 1 ? 1 : n);
+        sr_lanes_set(lanes, w, n < 1 ? 1 : n);
     }
-    a->lane = sr_lanes_pick(lanes, a->lane);
+    a->lane = a->lane < 0 && !amo_ep ? sr_ctx_lane(a->ctx, cp, lanes, -1)
+                                     : sr_lanes_pick(lanes, rr, a->lane);
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
                         : ops->atomic(ep, a->lane, a->op, SR_HEAP_REGION, a->roff, a->operand,
-                                      a->compare, &a->req->result, &a->req->comp);
+                                      a->compare, &a->req->result, &a->req->op.comp);
     return a->st != SYMRAIL_ERR_AGAIN;
 }
 
-static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_tl_amo_t op, uint64_t roff,
-                                                              uint64_t operand, uint64_t compare,
-                                                              int pe, int own, uint64_t *result_p)
+static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_tl_amo_t op,
+                                                              uint64_t roff, uint64_t operand,
+                                                              uint64_t compare, int pe, int own,
+                                                              uint64_t *result_p)
 {
-    sr_req_t *req = sr_req_get();
+    sr_req_t *req = sr_req_get(ctx);
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
-    sr_amo_post_t a = { pe, op, roff, operand, compare, req, -1, own, SYMRAIL_OK };
+    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, req, -1, own, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     /* Retried only while the transport says it posted nothing (no room, or
      * a lane being repaired): an atomic that failed in flight may still have
      * been applied, and applying it twice would be wrong.  The wait logs its
      * own failure; what the transport returns is logged here. */
     if (!sr_amo_try(&a)) {
-        sr_ctx.stats.backpressure_stalls++;
-        st = sr_wait(sr_amo_try, &a, 0, sr_ctx.env.op_timeout, "atomic");
+        ctx->stats.backpressure_stalls++;
+        st = sr_wait(ctx, sr_amo_try, &a, 0, sr_rt.env.op_timeout, "atomic");
         if (st != SYMRAIL_OK)
             goto out;
     }
@@ -81,26 +88,26 @@ out:
     return st;
 }
 
-symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
-                        int pe, uint64_t *result_p)
+symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
+                        uint64_t compare, int pe, uint64_t *result_p)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    sr_ctx.stats.atomics++;
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    ctx->stats.atomics++;
     /* Load/store peers answer at once, into the caller's result. */
     if (peer->amo_direct)
         return peer->ops->atomic(peer->ep, 0, op, SR_HEAP_REGION, roff, operand, compare,
                                  result_p, NULL);
-    return sr_amo_slow(op, roff, operand, compare, pe, 0, result_p);
+    return sr_amo_slow(ctx, op, roff, operand, compare, pe, 0, result_p);
 }
 
-symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe)
+symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, int pe)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    sr_ctx.stats.atomics++;
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    ctx->stats.atomics++;
     if (peer->immediate)
         return peer->ops->atomic(peer->ep, 0, SR_TL_AMO_SET, SR_HEAP_REGION, roff, value, 0, NULL,
                                  NULL);
-    return sr_amo_slow(SR_TL_AMO_SET, roff, value, 0, pe, 1, NULL);
+    return sr_amo_slow(ctx, SR_TL_AMO_SET, roff, value, 0, pe, 1, NULL);
 }
 
 /*
@@ -111,40 +118,41 @@ symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe)
  * caller's buffer is free at once, as after a blocking put, and quiet
  * completes both.  SYMRAIL_ERR_AGAIN: nothing was posted, take another path.
  */
-static symrail_status_t sr_put_signal_write(sr_peer_t *peer, int pe, const void *src,
-                                            uint64_t roff, size_t len, uint64_t sig_off,
-                                            uint64_t value)
+static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int pe,
+                                            const void *src, uint64_t roff, size_t len,
+                                            uint64_t sig_off, uint64_t value)
 {
-    int lane = sr_lanes_pick(&peer->lanes, -1);
+    sr_cpeer_t *cp = &ctx->peers[pe];
+    int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1);
     if (lane < 0)
         return SYMRAIL_ERR_AGAIN;
-    sr_req_t *req = sr_req_get();
+    sr_req_t *req = sr_req_get(ctx);
     if (req == NULL)
         return SYMRAIL_ERR_NOMEM;
     req->result = value;  /* the signal's source outlives a caller that gives up */
     symrail_status_t st = SYMRAIL_OK;
     if (len) {
-        st = peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req->comp);
+        st = peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req->op.comp);
         if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS) {
             sr_req_put(req);
             return st;
         }
-        sr_ctx.stats.puts++;
-        sr_ctx.stats.put_bytes += len;
+        ctx->stats.puts++;
+        ctx->stats.put_bytes += len;
         req->remaining += st == SR_TL_INPROGRESS;
     }
-    peer->unflushed |= peer->local_comp;
-    sr_peer_note(peer, pe, lane);
+    cp->unflushed |= (uint32_t)peer->local_comp << lane;
+    sr_peer_note(ctx, cp, pe, lane);
     symrail_status_t sst = peer->ops->put(peer->ep, lane, &req->result, SR_HEAP_REGION, sig_off,
-                                          sizeof(uint64_t), &req->comp);
+                                          sizeof(uint64_t), &req->op.comp);
     if (sst == SR_TL_INPROGRESS)
         req->remaining++;
     symrail_status_t wst = sr_req_wait(req, "put_signal");
     sr_req_put(req);
     if (sst == SYMRAIL_ERR_AGAIN && wst == SYMRAIL_OK) {
         /* No room for the signal: the data must be there before it goes. */
-        wst = sr_peer_flush(pe, "put_signal");
-        return wst == SYMRAIL_OK ? sr_amo(SR_TL_AMO_SET, sig_off, value, 0, pe, NULL) : wst;
+        wst = sr_peer_flush(ctx, pe, "put_signal");
+        return wst == SYMRAIL_OK ? sr_amo(ctx, SR_TL_AMO_SET, sig_off, value, 0, pe, NULL) : wst;
     }
     if (sst != SYMRAIL_OK && sst != SR_TL_INPROGRESS && wst == SYMRAIL_OK)
         wst = sst;
@@ -157,45 +165,47 @@ static symrail_status_t sr_put_signal_write(sr_peer_t *peer, int pe, const void 
  * waits once: one round trip instead of two.  Otherwise every slice of the
  * data is applied at the target (on every lane) before the signal is posted.
  */
-symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
-                               sr_tl_amo_t op, uint64_t value, int pe)
+symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, size_t len,
+                               uint64_t sig_off, sr_tl_amo_t op, uint64_t value, int pe)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_cpeer_t *cp = &ctx->peers[pe];
     symrail_status_t st;
-    sr_ctx.stats.signals++;
+    ctx->stats.signals++;
     if (op == SR_TL_AMO_SET && peer->ordered && peer->local_comp && len <= peer->slice &&
         peer->amo_ep == NULL) {
-        st = sr_put_signal_write(peer, pe, src, roff, len, sig_off, value);
+        st = sr_put_signal_write(ctx, peer, pe, src, roff, len, sig_off, value);
         if (st != SYMRAIL_ERR_AGAIN)
             return st;
     }
     /* With atomics on another endpoint, nothing orders the two: the general path. */
     if (peer->ordered && len > 0 && len <= peer->slice && peer->amo_ep == NULL) {
-        int lane = sr_lanes_pick(&peer->lanes, -1);
-        sr_req_t *req = sr_req_get();
+        int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1);
+        sr_req_t *req = sr_req_get(ctx);
         if (req == NULL)
             return SYMRAIL_ERR_NOMEM;
         st = lane < 0 ? SYMRAIL_ERR_AGAIN
-                      : peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req->comp);
+                      : peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len,
+                                       &req->op.comp);
         if (st == SYMRAIL_OK || st == SR_TL_INPROGRESS) {
-            sr_ctx.stats.puts++;
-            sr_ctx.stats.put_bytes += len;
-            peer->unflushed |= (st == SYMRAIL_OK) & peer->local_comp;
-            sr_peer_note(peer, pe, lane);
+            ctx->stats.puts++;
+            ctx->stats.put_bytes += len;
+            cp->unflushed |= (uint32_t)((st == SYMRAIL_OK) & peer->local_comp) << lane;
+            sr_peer_note(ctx, cp, pe, lane);
             req->remaining += st == SR_TL_INPROGRESS;
             st = peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, sig_off, value, 0, NULL,
-                                   &req->comp);
+                                   &req->op.comp);
             int signalled = st == SYMRAIL_OK || st == SR_TL_INPROGRESS;
             req->remaining += st == SR_TL_INPROGRESS;
-            sr_ctx.stats.atomics += signalled;
+            ctx->stats.atomics += signalled;
             symrail_status_t wst = sr_req_wait(req, "put_signal");
             sr_req_put(req);
             if (wst == SYMRAIL_OK) {
                 if (signalled)
                     return SYMRAIL_OK;
                 /* The data went alone: it must be there before the signal. */
-                st = sr_peer_flush(pe, "put_signal");
-                return st == SYMRAIL_OK ? sr_amo(op, sig_off, value, 0, pe, NULL) : st;
+                st = sr_peer_flush(ctx, pe, "put_signal");
+                return st == SYMRAIL_OK ? sr_amo(ctx, op, sig_off, value, 0, pe, NULL) : st;
             }
             /* A failed lane: setting the same value again is harmless, adding
              * it again is not, so only SET starts over on the general path. */
@@ -205,21 +215,21 @@ symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint6
             sr_req_put(req);
         }
     }
-    st = len ? sr_rma(1, (void *)src, roff, len, pe, 1) : SYMRAIL_OK;
+    st = len ? sr_rma(ctx, 1, (void *)src, roff, len, pe, 1) : SYMRAIL_OK;
     if (st == SYMRAIL_OK)
-        st = sr_peer_flush(pe, "put_signal");
+        st = sr_peer_flush(ctx, pe, "put_signal");
     if (st != SYMRAIL_OK)
         return st;
-    return sr_amo(op, sig_off, value, 0, pe, NULL);
+    return sr_amo(ctx, op, sig_off, value, 0, pe, NULL);
 }
 
 /* ---- one provider for the atomics on each PE's words --------------------------------- */
 
 static const sr_tl_attr_t *sr_attr_of(const sr_tl_ops_t *ops)
 {
-    for (int i = 0; i < sr_ctx.ntls; i++)
-        if (sr_ctx.tls[i].ops == ops)
-            return &sr_ctx.tls[i].attr;
+    for (int i = 0; i < sr_rt.ntls; i++)
+        if (sr_rt.tls[i].ops == ops)
+            return &sr_rt.tls[i].attr;
     return NULL;
 }
 
@@ -235,18 +245,18 @@ static const sr_tl_attr_t *sr_attr_of(const sr_tl_ops_t *ops)
  */
 symrail_status_t sr_amo_route_publish(void)
 {
-    int me = sr_ctx.my_pe, n = sr_ctx.n_pes, nic = -1, nbad = 0;
+    int me = sr_rt.my_pe, n = sr_rt.n_pes, nic = -1, nbad = 0;
     char bad[256] = "";
     size_t pos = 0;
     for (int pe = 0; pe < n && nic < 0; pe++) {
-        const sr_tl_attr_t *a = sr_attr_of(sr_ctx.peers[pe].ops);
+        const sr_tl_attr_t *a = sr_attr_of(sr_rt.peers[pe].ops);
         if (a && a->nic_atomics)
             nic = pe;
     }
     if (nic < 0)
         return SYMRAIL_OK;
     for (int pe = 0; pe < n; pe++) {
-        sr_peer_t *peer = &sr_ctx.peers[pe];
+        sr_peer_t *peer = &sr_rt.peers[pe];
         const sr_tl_attr_t *a = sr_attr_of(peer->ops);
         /* The peer learns our choice from our heap: it needs load/store access
          * to it, and a NIC endpoint to us (it has one iff we have one to it). */
@@ -260,22 +270,22 @@ symrail_status_t sr_amo_route_publish(void)
         sr_error("PE %d takes NIC atomics from PE %d over %s, which are not atomic with the CPU "
                  "atomics that PE %s%s would apply to the same words; reach every PE over %s "
                  "or shared memory (SYMRAIL_TRANSPORTS), or use a device with global atomicity",
-                 me, nic, sr_ctx.peers[nic].ops->name, bad, nbad > 8 ? ", ..." : "",
-                 sr_ctx.peers[nic].ops->name);
+                 me, nic, sr_rt.peers[nic].ops->name, bad, nbad > 8 ? ", ..." : "",
+                 sr_rt.peers[nic].ops->name);
         return SYMRAIL_ERR_UNSUPPORTED;
     }
     __atomic_store_n(&sr_intern()->amo_nic, 1, __ATOMIC_RELEASE);
     sr_info("atomics on this PE's words go through the NIC (%s reaches PE %d and has no global "
-            "atomicity), from local peers too", sr_ctx.peers[nic].ops->name, nic);
+            "atomicity), from local peers too", sr_rt.peers[nic].ops->name, nic);
     return SYMRAIL_OK;
 }
 
 void sr_amo_route_apply(const uint8_t *is_local)
 {
-    int me = sr_ctx.my_pe, nrouted = 0, lowest_local = me;
+    int me = sr_rt.my_pe, nrouted = 0, lowest_local = me;
     const char *via = NULL;
-    for (int pe = 0; pe < sr_ctx.n_pes; pe++) {
-        sr_peer_t *peer = &sr_ctx.peers[pe];
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
+        sr_peer_t *peer = &sr_rt.peers[pe];
         if (is_local[pe] && pe < lowest_local)
             lowest_local = pe;
         if (peer->amo_cand == NULL || peer->base == NULL)

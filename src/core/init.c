@@ -1,5 +1,5 @@
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "util/log.h"
 #include "util/strlist.h"
 #include "util/sys.h"
@@ -13,7 +13,11 @@
 #define SR_BLOB_MAGIC   0x73796d7261696c32ull  /* "symrail2" */
 #define SR_TL_NAME_LEN  16
 
-sr_ctx_t sr_ctx = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1 };
+sr_rt_t sr_rt = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1,
+                  .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
+                  .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+                  .live_lock = PTHREAD_MUTEX_INITIALIZER,
+                  .notify_lock = PTHREAD_MUTEX_INITIALIZER };
 
 typedef struct {
     uint64_t magic;
@@ -42,8 +46,8 @@ static uint8_t *sr_is_local;
 
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 {
-    const char *list = sr_ctx.env.transports;
-    sr_tl_mem_t heap = { sr_ctx.heap_base, sr_ctx.heap_size, sr_ctx.heap_name };
+    const char *list = sr_rt.env.transports;
+    sr_tl_mem_t heap = { sr_rt.heap_base, sr_rt.heap_size, sr_rt.heap_name };
 
     const char *pos = list, *p;
     size_t len;
@@ -52,12 +56,12 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
         const sr_tl_ops_t *ops = sr_tl_find(p, len);
         if (ops == NULL) {
             sr_info("transport '%.*s' is not compiled into this build", (int)len, p);
-        } else if (sr_ctx.ntls < SR_MAX_TLS) {
-            sr_tl_slot_t *slot = &sr_ctx.tls[sr_ctx.ntls];
+        } else if (sr_rt.ntls < SR_MAX_TLS) {
+            sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls];
             int shm = sr_list_has(list, "shm");
             sr_tl_params_t params = {
                 .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
-                .is_local = sr_is_local, .env = &sr_ctx.env,
+                .is_local = sr_is_local, .env = &sr_rt.env, .thread_multiple = sr_rt.mt,
                 .serve_local = !shm, .amo_local = shm,
                 .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
                 .cb_arg = slot,  /* lane reports say which transport they come from */
@@ -70,14 +74,14 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
             } else {
                 slot->ops = ops;
                 ops->attr(slot->tl, &slot->attr);
-                sr_ctx.ntls++;
+                sr_rt.ntls++;
                 st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
                 if (st != SYMRAIL_OK)
                     return st;
             }
         }
     }
-    if (sr_ctx.ntls == 0) {
+    if (sr_rt.ntls == 0) {
         sr_error("SYMRAIL_TRANSPORTS='%s' leaves no usable transport", list);
         return SYMRAIL_ERR_NO_TRANSPORT;
     }
@@ -87,9 +91,9 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
 {
     size_t cap = sizeof(sr_blob_hdr_t);
-    for (int i = 0; i < sr_ctx.ntls; i++) {
+    for (int i = 0; i < sr_rt.ntls; i++) {
         size_t alen = 0;
-        symrail_status_t st = sr_ctx.tls[i].ops->addr_pack(sr_ctx.tls[i].tl, NULL, &alen);
+        symrail_status_t st = sr_rt.tls[i].ops->addr_pack(sr_rt.tls[i].tl, NULL, &alen);
         if (st != SYMRAIL_OK)
             return st;
         cap += sizeof(sr_blob_tl_t) + alen;
@@ -97,15 +101,15 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     char *blob = calloc(1, cap), *p;
     if (blob == NULL)
         return SYMRAIL_ERR_NOMEM;
-    sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_ctx.my_pe, (int32_t)getpid(), (uint32_t)sr_ctx.ntls,
-                          sr_ctx.heap_size };
+    sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_rt.my_pe, (int32_t)getpid(), (uint32_t)sr_rt.ntls,
+                          sr_rt.heap_size };
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
-    for (int i = 0; i < sr_ctx.ntls; i++) {
+    for (int i = 0; i < sr_rt.ntls; i++) {
         sr_blob_tl_t t = { { 0 }, 0 };
         size_t alen = cap - (size_t)(p - blob) - sizeof(t);
-        snprintf(t.name, sizeof(t.name), "%s", sr_ctx.tls[i].ops->name);
-        symrail_status_t st = sr_ctx.tls[i].ops->addr_pack(sr_ctx.tls[i].tl,
+        snprintf(t.name, sizeof(t.name), "%s", sr_rt.tls[i].ops->name);
+        symrail_status_t st = sr_rt.tls[i].ops->addr_pack(sr_rt.tls[i].tl,
                                                             p + sizeof(t), &alen);
         if (st != SYMRAIL_OK) {
             free(blob);
@@ -151,9 +155,9 @@ static int sr_blob_addr(const char *blob, size_t len, uint32_t ntls, const char 
  * atomics from elsewhere (sr_amo_route_apply). */
 static symrail_status_t sr_peer_connect_amo(int pe, const char *blob, size_t len, uint32_t ntls)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    for (int i = 0; i < sr_ctx.ntls; i++) {
-        sr_tl_slot_t *slot = &sr_ctx.tls[i];
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    for (int i = 0; i < sr_rt.ntls; i++) {
+        sr_tl_slot_t *slot = &sr_rt.tls[i];
         const char *addr;
         size_t alen;
         if (!slot->attr.nic_atomics || slot->ops == peer->ops ||
@@ -183,9 +187,9 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
     memcpy(&hdr, blob, sizeof(hdr));
     if (hdr.magic != SR_BLOB_MAGIC || hdr.pe != pe)
         goto err_blob;
-    sr_ctx.pids[pe] = hdr.pid;
-    for (int i = 0; i < sr_ctx.ntls; i++) {
-        sr_tl_slot_t *slot = &sr_ctx.tls[i];
+    sr_rt.pids[pe] = hdr.pid;
+    for (int i = 0; i < sr_rt.ntls; i++) {
+        sr_tl_slot_t *slot = &sr_rt.tls[i];
         const char *addr;
         size_t alen;
         int found = sr_blob_addr(blob, len, hdr.ntls, slot->ops->name, &addr, &alen);
@@ -193,7 +197,7 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             goto err_blob;
         if (!found || !slot->ops->reachable(slot->tl, pe, addr, alen))
             continue;
-        sr_peer_t *peer = &sr_ctx.peers[pe];
+        sr_peer_t *peer = &sr_rt.peers[pe];
         symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, alen, &peer->ep);
         if (st != SYMRAIL_OK) {
             sr_error("connecting to PE %d over %s failed: %s", pe, slot->ops->name,
@@ -201,8 +205,8 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             return st;
         }
         peer->ops = slot->ops;
-        peer->slice = slot->attr.max_slice < sr_ctx.env.slice_size
-                          ? slot->attr.max_slice : (size_t)sr_ctx.env.slice_size;
+        peer->slice = slot->attr.max_slice < sr_rt.env.slice_size
+                          ? slot->attr.max_slice : (size_t)sr_rt.env.slice_size;
         if (slot->attr.max_slice == SIZE_MAX)
             peer->slice = SIZE_MAX;  /* copies need no slicing */
         peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
@@ -210,13 +214,12 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
         peer->local_comp = (uint8_t)slot->attr.local_completion;
         peer->immediate = (uint8_t)slot->attr.immediate;
         peer->amo_direct = peer->immediate;
-        peer->fence_lane = SR_LANE_NONE;
         sr_peer_lanes_refresh(pe);
         sr_debug("PE %d reached over %s", pe, slot->ops->name);
         return slot->attr.nic_atomics ? SYMRAIL_OK : sr_peer_connect_amo(pe, blob, len, hdr.ntls);
     }
     sr_error("no transport in SYMRAIL_TRANSPORTS='%s' reaches PE %d (pid %d)",
-             sr_ctx.env.transports, pe, hdr.pid);
+             sr_rt.env.transports, pe, hdr.pid);
     return SYMRAIL_ERR_NO_TRANSPORT;
 
 err_blob:
@@ -232,12 +235,12 @@ static symrail_status_t sr_heap_sizes_agree(void *const *blobs, const size_t *le
     char list[256] = "";
     size_t pos = 0;
     int ndiff = 0;
-    for (int pe = 0; pe < sr_ctx.n_pes; pe++) {
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
         sr_blob_hdr_t hdr;
         if (lens[pe] < sizeof(hdr))
             continue;  /* sr_peer_connect reports it */
         memcpy(&hdr, blobs[pe], sizeof(hdr));
-        if (hdr.magic != SR_BLOB_MAGIC || hdr.heap_size == sr_ctx.heap_size)
+        if (hdr.magic != SR_BLOB_MAGIC || hdr.heap_size == sr_rt.heap_size)
             continue;
         if (ndiff++ < 8 && pos < sizeof(list))
             pos += (size_t)snprintf(list + pos, sizeof(list) - pos, "%sPE %d has %llu",
@@ -247,7 +250,7 @@ static symrail_status_t sr_heap_sizes_agree(void *const *blobs, const size_t *le
     if (ndiff == 0)
         return SYMRAIL_OK;
     sr_error("SYMRAIL_HEAP_SIZE differs between PEs: PE %d has %zu bytes, %s%s; "
-             "set the same value on every PE", sr_ctx.my_pe, sr_ctx.heap_size, list,
+             "set the same value on every PE", sr_rt.my_pe, sr_rt.heap_size, list,
              ndiff > 8 ? ", ..." : "");
     return SYMRAIL_ERR_INVALID;
 }
@@ -259,66 +262,64 @@ static symrail_status_t sr_wireup(void)
     symrail_status_t st = sr_blob_pack(&blob, &len);
     if (st != SYMRAIL_OK)
         return st;
-    st = sr_boot_exchange(sr_ctx.boot, blob, len, &blobs, &lens);
+    st = sr_boot_exchange(sr_rt.boot, blob, len, &blobs, &lens);
     free(blob);
     if (st != SYMRAIL_OK)
         return st;
     st = sr_heap_sizes_agree(blobs, lens);
-    for (int pe = 0; pe < sr_ctx.n_pes && st == SYMRAIL_OK; pe++)
+    for (int pe = 0; pe < sr_rt.n_pes && st == SYMRAIL_OK; pe++)
         st = sr_peer_connect(pe, blobs[pe], lens[pe]);
-    sr_boot_blobs_free(sr_ctx.boot, blobs, lens);
+    sr_boot_blobs_free(sr_rt.boot, blobs, lens);
     if (st == SYMRAIL_OK)
         st = sr_amo_route_publish();
     if (st != SYMRAIL_OK)
         return st;
     /* Every PE has mapped what it needs: the names of shared objects can go,
      * so that nothing outlives the job even if it is killed. */
-    st = sr_boot_fence(sr_ctx.boot);
+    st = sr_boot_fence(sr_rt.boot);
     if (st != SYMRAIL_OK)
         return st;
     sr_amo_route_apply(sr_is_local);
-    for (int i = 0; i < sr_ctx.ntls; i++)
-        sr_ctx.tls[i].ops->wireup_done(sr_ctx.tls[i].tl);
-    sr_shm_unlink(sr_ctx.heap_name);
-    sr_ctx.heap_named = 0;
+    for (int i = 0; i < sr_rt.ntls; i++)
+        sr_rt.tls[i].ops->wireup_done(sr_rt.tls[i].tl);
+    sr_shm_unlink(sr_rt.heap_name);
+    sr_rt.heap_named = 0;
 
     /* Sleeping on one transport is only safe when it carries every peer. */
-    sr_ctx.sleeper = -1;
-    for (int i = 0; i < sr_ctx.ntls; i++) {
+    sr_rt.sleeper = -1;
+    for (int i = 0; i < sr_rt.ntls; i++) {
         int all = 1;
-        for (int pe = 0; pe < sr_ctx.n_pes; pe++)
-            all &= sr_ctx.peers[pe].ops == sr_ctx.tls[i].ops;
-        if (all && sr_ctx.tls[i].attr.can_sleep)
-            sr_ctx.sleeper = i;
+        for (int pe = 0; pe < sr_rt.n_pes; pe++)
+            all &= sr_rt.peers[pe].ops == sr_rt.tls[i].ops;
+        if (all && sr_rt.tls[i].attr.can_sleep)
+            sr_rt.sleeper = i;
     }
     return SYMRAIL_OK;
 }
 
 static void sr_teardown(void)
 {
-    for (int pe = 0; sr_ctx.peers && pe < sr_ctx.n_pes; pe++) {
-        if (sr_ctx.peers[pe].ep)
-            sr_ctx.peers[pe].ops->disconnect(sr_ctx.peers[pe].ep);
-        if (sr_ctx.peers[pe].amo_cand)
-            sr_ctx.peers[pe].amo_cand_ops->disconnect(sr_ctx.peers[pe].amo_cand);
+    for (int pe = 0; sr_rt.peers && pe < sr_rt.n_pes; pe++) {
+        if (sr_rt.peers[pe].ep)
+            sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);
+        if (sr_rt.peers[pe].amo_cand)
+            sr_rt.peers[pe].amo_cand_ops->disconnect(sr_rt.peers[pe].amo_cand);
     }
-    free(sr_ctx.peers);
-    free(sr_ctx.pids);
-    free(sr_ctx.touched);
+    free(sr_rt.peers);
+    free(sr_rt.pids);
     free(sr_is_local);
     sr_is_local = NULL;
-    sr_ctx.peers = NULL;
-    sr_ctx.pids = NULL;
-    sr_ctx.touched = NULL;
-    sr_ctx.ntouched = 0;
-    for (int i = sr_ctx.ntls - 1; i >= 0; i--)
-        sr_ctx.tls[i].ops->fini(sr_ctx.tls[i].tl);
-    sr_ctx.ntls = 0;
-    if (sr_ctx.heap_base)
+    sr_rt.peers = NULL;
+    sr_rt.pids = NULL;
+    for (int i = sr_rt.ntls - 1; i >= 0; i--)
+        sr_rt.tls[i].ops->fini(sr_rt.tls[i].tl);
+    sr_rt.ntls = 0;
+    if (sr_rt.heap_base)
         sr_heap_fini();
     sr_notify_fini();
-    sr_slices_fini();
-    sr_reqs_fini();
+    /* Requests still in flight die with their contexts: their transports
+     * are gone by now. */
+    sr_ctxs_fini();
 }
 
 /* More PEs on this node than CPUs we may run on: spinning waits steal the
@@ -334,48 +335,46 @@ static int sr_oversubscribed(const sr_boot_info_t *bi)
     return cpus > 0 && bi->local_size > cpus;
 }
 
-symrail_status_t sr_core_init(void)
+symrail_status_t sr_core_init(int thread_level)
 {
     extern char **environ;
     symrail_status_t st;
 
     sr_log_setup(SR_LOG_WARN);
-    st = sr_env_load(getenv, &sr_ctx.env);
+    st = sr_env_load(getenv, &sr_rt.env);
     if (st != SYMRAIL_OK)
         return st;
-    sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_ctx.env.log));
+    sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_rt.env.log));
     sr_env_warn_unknown(environ);
 
-    st = sr_boot_init(sr_ctx.env.op_timeout, &sr_ctx.boot);
+    st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
     if (st != SYMRAIL_OK)
         goto err_env;
-    const sr_boot_info_t *bi = sr_boot_info(sr_ctx.boot);
-    sr_ctx.my_pe = bi->rank;
-    sr_ctx.n_pes = bi->size;
+    const sr_boot_info_t *bi = sr_boot_info(sr_rt.boot);
+    sr_rt.my_pe = bi->rank;
+    sr_rt.n_pes = bi->size;
     sr_log_set_pe(bi->rank);
-    sr_req_init(&sr_ctx.nbi);
-    sr_pool_init(&sr_ctx.reqs, sizeof(sr_req_t), 64);
-    sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
-    sr_ctx.oversubscribed = sr_oversubscribed(bi);
-    sr_ctx.live_last = sr_time_ns();  /* a first look long after this is a gap */
+    sr_rt.thread_level = thread_level;
+    sr_rt.mt = thread_level == SYMRAIL_THREAD_MULTIPLE;
+    sr_rt.oversubscribed = sr_oversubscribed(bi);
+    sr_rt.live_last = sr_time_ns();  /* a first look long after this is a gap */
 
-    sr_ctx.peers = calloc((size_t)bi->size, sizeof(*sr_ctx.peers));
-    sr_ctx.pids = calloc((size_t)bi->size, sizeof(*sr_ctx.pids));
-    sr_ctx.touched = calloc((size_t)bi->size, sizeof(*sr_ctx.touched));
+    sr_rt.peers = calloc((size_t)bi->size, sizeof(*sr_rt.peers));
+    sr_rt.pids = calloc((size_t)bi->size, sizeof(*sr_rt.pids));
     sr_is_local = calloc((size_t)bi->size, 1);
-    if (sr_ctx.peers == NULL || sr_ctx.pids == NULL || sr_ctx.touched == NULL ||
-        sr_is_local == NULL) {
+    if (sr_rt.peers == NULL || sr_rt.pids == NULL || sr_is_local == NULL ||
+        sr_ctx_new(0, &sr_rt.dctx) != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }
-    uint64_t split = sr_ctx.env.test_node_size;
+    uint64_t split = sr_rt.env.test_node_size;
     if (split)
         sr_warn("SYMRAIL_TEST_NODE_SIZE=%llu: PEs count as on one node only in groups of %llu "
                 "ranks (testing only)", (unsigned long long)split, (unsigned long long)split);
     for (int pe = 0; pe < bi->size; pe++) {
         sr_is_local[pe] = bi->is_local[pe] &&
                           (!split || (uint64_t)pe / split == (uint64_t)bi->rank / split);
-        sr_ctx.peers[pe].is_local = sr_is_local[pe];
+        sr_rt.peers[pe].is_local = sr_is_local[pe];
     }
     st = sr_heap_init();
     if (st != SYMRAIL_OK)
@@ -386,25 +385,30 @@ symrail_status_t sr_core_init(void)
     st = sr_wireup();
     if (st != SYMRAIL_OK)
         goto err_teardown;
-    sr_ctx.barrier_epoch = 0;
-    sr_ctx.state = SR_STATE_UP;
-    sr_info("initialized: PE %d of %d, heap %zu bytes", sr_ctx.my_pe, sr_ctx.n_pes,
-            sr_ctx.heap_size);
+    sr_rt.barrier_epoch = 0;
+    sr_rt.state = SR_STATE_UP;
+    sr_info("initialized: PE %d of %d, heap %zu bytes", sr_rt.my_pe, sr_rt.n_pes,
+            sr_rt.heap_size);
     return SYMRAIL_OK;
 
 err_teardown:
     sr_teardown();
-    sr_boot_fini(sr_ctx.boot);
-    sr_ctx.boot = NULL;
+    sr_boot_fini(sr_rt.boot);
+    sr_rt.boot = NULL;
 err_env:
-    sr_env_release(&sr_ctx.env);
-    sr_ctx.my_pe = sr_ctx.n_pes = -1;
+    sr_env_release(&sr_rt.env);
+    sr_rt.my_pe = sr_rt.n_pes = -1;
     return st;
 }
 
 void sr_stats_collect(symrail_stats_t *st)
 {
-    const sr_stats_t *s = &sr_ctx.stats;
+    sr_stats_t sum;
+    const sr_stats_t *s = &sum;
+    sr_ctx_stats_sum(&sum);
+    sum.notifies_sent = __atomic_load_n(&sr_rt.notifies_sent, __ATOMIC_RELAXED);
+    sum.notifies_recv = __atomic_load_n(&sr_rt.notifies_recv, __ATOMIC_RELAXED);
+    sum.waits_slept = __atomic_load_n(&sr_rt.waits_slept, __ATOMIC_RELAXED);
     memset(st, 0, sizeof(*st));
     st->puts = s->puts;
     st->gets = s->gets;
@@ -419,8 +423,8 @@ void sr_stats_collect(symrail_stats_t *st)
     st->sleeps = s->waits_slept;
     st->stalls = s->backpressure_stalls;
     st->retries = s->retries;
-    for (int i = 0; i < sr_ctx.ntls; i++)
-        sr_ctx.tls[i].ops->stats(sr_ctx.tls[i].tl, st);
+    for (int i = 0; i < sr_rt.ntls; i++)
+        sr_rt.tls[i].ops->stats(sr_rt.tls[i].tl, st);
 }
 
 static void sr_stats_print(void)
@@ -454,20 +458,20 @@ static void sr_stats_print(void)
 
 symrail_status_t sr_core_finalize(void)
 {
-    symrail_status_t st = sr_quiet();
+    symrail_status_t st = sr_ctx_quiet(sr_rt.dctx);
     symrail_status_t bst = sr_barrier();
     if (bst == SYMRAIL_ERR_MISMATCH)
         return bst;  /* a peer is in another collective call: the caller ends the job */
     if (st == SYMRAIL_OK)
         st = bst;
-    if (sr_ctx.env.stats)
+    if (sr_rt.env.stats)
         sr_stats_print();
     sr_teardown();
-    sr_boot_fini(sr_ctx.boot);
-    sr_ctx.boot = NULL;
-    sr_env_release(&sr_ctx.env);
-    sr_ctx.state = SR_STATE_DOWN;
-    sr_ctx.my_pe = sr_ctx.n_pes = -1;
+    sr_boot_fini(sr_rt.boot);
+    sr_rt.boot = NULL;
+    sr_env_release(&sr_rt.env);
+    sr_rt.state = SR_STATE_DOWN;
+    sr_rt.my_pe = sr_rt.n_pes = -1;
     return st;
 }
 
@@ -476,5 +480,5 @@ void sr_core_abort(int code, const char *msg)
     sr_error("aborting the job: %s", msg);
     fflush(stdout);
     fflush(stderr);
-    sr_boot_abort(sr_ctx.boot, code, msg);
+    sr_boot_abort(sr_rt.boot, code, msg);
 }

@@ -6,7 +6,7 @@
  * (the connection is gone) and by when it last heard from them.
  */
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -39,34 +39,38 @@ static char sr_pid_state(int pid)
 
 symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
 {
-    sr_peer_t *p = &sr_ctx.peers[pe];
-    uint64_t limit = sr_ctx.env.op_timeout * 1000000ull;
-    if (pe == sr_ctx.my_pe || p->ep == NULL)
+    sr_peer_t *p = &sr_rt.peers[pe];
+    uint64_t limit = sr_rt.env.op_timeout * 1000000ull;
+    if (pe == sr_rt.my_pe || p->ep == NULL)
         return SYMRAIL_OK;
-    if (p->is_local && sr_ctx.pids[pe] > 0) {
-        if (!sr_pid_alive(sr_ctx.pids[pe]))
+    if (p->is_local && sr_rt.pids[pe] > 0) {
+        if (!sr_pid_alive(sr_rt.pids[pe]))
             return SYMRAIL_ERR_PEER_GONE;
-        char state = sr_pid_state(sr_ctx.pids[pe]);
+        char state = sr_pid_state(sr_rt.pids[pe]);
         if (state == 'Z' || state == 'X')  /* dead, not yet reaped */
             return SYMRAIL_ERR_PEER_GONE;
+        /* Atomic: a thread whose slice failed may look while another
+         * thread runs the periodic check. */
         if (state == 'T' || state == 't') {
-            if (p->stopped_since == 0)
-                p->stopped_since = now_ns;
-            if (limit && now_ns - p->stopped_since >= limit)
+            uint64_t since = __atomic_load_n(&p->stopped_since, __ATOMIC_RELAXED);
+            if (since == 0)
+                __atomic_store_n(&p->stopped_since, since = now_ns, __ATOMIC_RELAXED);
+            if (limit && now_ns - since >= limit)
                 return SYMRAIL_ERR_PEER_UNRESPONSIVE;
         } else {
-            p->stopped_since = 0;
+            __atomic_store_n(&p->stopped_since, 0, __ATOMIC_RELAXED);
         }
     }
     if (p->ops->ep_check(p->ep) == SYMRAIL_ERR_PEER_GONE)
         return SYMRAIL_ERR_PEER_GONE;
     uint64_t heard = p->ops->ep_heard(p->ep);
-    if (heard && heard < sr_ctx.live_resumed)
-        heard = sr_ctx.live_resumed;
+    uint64_t resumed = __atomic_load_n(&sr_rt.live_resumed, __ATOMIC_RELAXED);
+    if (heard && heard < resumed)
+        heard = resumed;
     /* What we heard last may be up to one heartbeat old when the silence
      * starts, and a transport that waits on a request of ours says more
      * (which peer, which address) than silence does: one beat of slack. */
-    uint64_t beat = sr_ctx.env.heartbeat * 1000000ull;
+    uint64_t beat = sr_rt.env.heartbeat * 1000000ull;
     if (beat > limit / 4)
         beat = limit / 4;
     if (heard && limit && now_ns > heard && now_ns - heard >= limit + beat)
@@ -76,17 +80,17 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
 
 int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p)
 {
-    int n = sr_ctx.n_pes;
+    int n = sr_rt.n_pes;
     /* A long gap since the last look means this process did not run (it was
      * stopped, or not waiting): what it last heard is old through no fault
      * of the peers, who get a full timeout from now. */
-    uint64_t gap = 2 * sr_ctx.env.heartbeat * 1000000ull + 1000000000ull;
-    if (sr_ctx.live_last && now_ns - sr_ctx.live_last > gap)
-        sr_ctx.live_resumed = now_ns;
-    sr_ctx.live_last = now_ns;
+    uint64_t gap = 2 * sr_rt.env.heartbeat * 1000000ull + 1000000000ull;
+    if (sr_rt.live_last && now_ns - sr_rt.live_last > gap)
+        __atomic_store_n(&sr_rt.live_resumed, now_ns, __ATOMIC_RELAXED);
+    sr_rt.live_last = now_ns;
     for (int i = 0; i < n && i < SR_LIVE_BATCH; i++) {
-        int pe = sr_ctx.live_next;
-        sr_ctx.live_next = (pe + 1) % n;
+        int pe = sr_rt.live_next;
+        sr_rt.live_next = (pe + 1) % n;
         symrail_status_t st = sr_peer_alive(pe, now_ns);
         if (st != SYMRAIL_OK) {
             *st_p = st;
@@ -100,8 +104,8 @@ void sr_peer_fail_log(const char *what, int pe, symrail_status_t st)
 {
     if (st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
         sr_error("%s: PE %d (pid %d) is unresponsive: no sign of life for over %llu ms "
-                 "(SYMRAIL_OP_TIMEOUT)", what, pe, sr_ctx.pids[pe],
-                 (unsigned long long)sr_ctx.env.op_timeout);
+                 "(SYMRAIL_OP_TIMEOUT)", what, pe, sr_rt.pids[pe],
+                 (unsigned long long)sr_rt.env.op_timeout);
     else
-        sr_error("%s: PE %d (pid %d) is gone", what, pe, sr_ctx.pids[pe]);
+        sr_error("%s: PE %d (pid %d) is gone", what, pe, sr_rt.pids[pe]);
 }

@@ -1,5 +1,5 @@
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "util/log.h"
 #include "util/msgq.h"
 
@@ -13,12 +13,16 @@
 void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len)
 {
     /* The message remembers its transport, whose slot goes back on consume. */
-    uint32_t tl = (uint32_t)((sr_tl_slot_t *)arg - sr_ctx.tls);
-    if (sr_msgq_push_flags(&sr_ctx.notifyq, src_pe, tag, tl, payload, len) != SYMRAIL_OK) {
-        /* Losing a notification would hang its receiver later. */
+    uint32_t tl = (uint32_t)((sr_tl_slot_t *)arg - sr_rt.tls);
+    if (sr_rt.mt)
+        pthread_mutex_lock(&sr_rt.notify_lock);
+    symrail_status_t st = sr_msgq_push_flags(&sr_rt.notifyq, src_pe, tag, tl, payload, len);
+    if (sr_rt.mt)
+        pthread_mutex_unlock(&sr_rt.notify_lock);
+    /* Losing a notification would hang its receiver later. */
+    if (st != SYMRAIL_OK)
         sr_core_abort(1, "out of memory queueing a notification message");
-    }
-    sr_ctx.stats.notifies_recv++;
+    __atomic_fetch_add(&sr_rt.notifies_recv, 1, __ATOMIC_RELAXED);
 }
 
 typedef struct {
@@ -39,23 +43,22 @@ static int sr_notify_try(void *arg)
 symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len,
                                 int blocking)
 {
-    sr_notify_try_t t = { &sr_ctx.peers[pe], tag, payload, len, SYMRAIL_OK };
+    sr_notify_try_t t = { &sr_rt.peers[pe], tag, payload, len, SYMRAIL_OK };
     symrail_status_t st = SYMRAIL_OK;
     if (!sr_notify_try(&t)) {
         if (!blocking) {
-            sr_progress();  /* so that a caller looping on us sees slots come back */
+            sr_progress(NULL);  /* so that a caller looping on us sees slots come back */
             return SYMRAIL_ERR_AGAIN;
         }
         /* The receiver's slots are full: wait for it to consume messages. */
         char what[64];
         snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
-        sr_ctx.stats.backpressure_stalls++;
-        st = sr_wait(sr_notify_try, &t, 0, sr_ctx.env.op_timeout, what);
+        st = sr_wait(NULL, sr_notify_try, &t, 0, sr_rt.env.op_timeout, what);
     }
     if (st == SYMRAIL_OK)
         st = t.st;
     if (st == SYMRAIL_OK)
-        sr_ctx.stats.notifies_sent++;
+        __atomic_fetch_add(&sr_rt.notifies_sent, 1, __ATOMIC_RELAXED);
     else if (st != SYMRAIL_ERR_TIMEOUT && st != SYMRAIL_ERR_PEER_GONE)
         sr_error("notify_send to PE %d failed: %s", pe, symrail_strerror(st));
     return st;
@@ -63,24 +66,36 @@ symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_
 
 static int sr_notify_ready(void *arg)
 {
-    return ((sr_msgq_t *)arg)->count != 0;
+    return __atomic_load_n(&((sr_msgq_t *)arg)->count, __ATOMIC_RELAXED) != 0;
+}
+
+static sr_msg_t *sr_notify_pop(sr_msgq_t *q)
+{
+    if (!sr_rt.mt)
+        return sr_msgq_pop(q);
+    pthread_mutex_lock(&sr_rt.notify_lock);
+    sr_msg_t *m = sr_msgq_pop(q);
+    pthread_mutex_unlock(&sr_rt.notify_lock);
+    return m;
 }
 
 symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *msg_p)
 {
-    sr_msgq_t *q = &sr_ctx.notifyq;
-    sr_progress();
-    if (q->count == 0) {
+    sr_msgq_t *q = &sr_rt.notifyq;
+    sr_msg_t *m;
+    sr_progress(NULL);
+    /* Another thread may take the message we saw arrive: look again. */
+    while ((m = sr_notify_pop(q)) == NULL) {
         if (!blocking)
             return SYMRAIL_ERR_AGAIN;
         if (timeout_ms == 0)
             return SYMRAIL_ERR_TIMEOUT;
-        symrail_status_t st = sr_wait(sr_notify_ready, q, SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT,
+        symrail_status_t st = sr_wait(NULL, sr_notify_ready, q,
+                                      SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT,
                                       timeout_ms < 0 ? 0 : (uint64_t)timeout_ms, "notify_wait");
         if (st != SYMRAIL_OK)
             return st;
     }
-    sr_msg_t *m = sr_msgq_pop(q);
     msg_p->src_pe = m->src;
     msg_p->tag = m->tag;
     msg_p->len = m->len;
@@ -89,8 +104,8 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     free(m);
     /* Only now may the sender use the slot again, on the transport that
      * carried the message (a peer may have a second one, for atomics). */
-    sr_peer_t *src = &sr_ctx.peers[msg_p->src_pe];
-    const sr_tl_ops_t *ops = sr_ctx.tls[tl].ops;
+    sr_peer_t *src = &sr_rt.peers[msg_p->src_pe];
+    const sr_tl_ops_t *ops = sr_rt.tls[tl].ops;
     sr_tl_ep_t *ep = src->ops == ops ? src->ep : src->amo_ops == ops ? src->amo_ep : NULL;
     if (ep)
         ops->notify_release(ep);
@@ -99,5 +114,5 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
 
 void sr_notify_fini(void)
 {
-    sr_msgq_clear(&sr_ctx.notifyq);
+    sr_msgq_clear(&sr_rt.notifyq);
 }

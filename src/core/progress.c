@@ -5,7 +5,7 @@
  * the peer it was waiting for.
  */
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -19,33 +19,60 @@
 /* How long a wait that nobody can wake polls before it backs off. */
 #define SR_YIELD_NS        (2u * 1000u * 1000u)
 
-int sr_progress(void)
+int sr_progress(sr_ctx_t *ctx)
 {
     int n = 0;
-    for (int i = 0; i < sr_ctx.ntls; i++)
-        n += sr_ctx.tls[i].ops->progress(sr_ctx.tls[i].tl);
-    if (sr_unlikely(sr_ctx.retry_head != NULL))
-        sr_rma_progress_retries();
+    if (sr_unlikely(sr_rt.mt)) {
+        /* Completions of other contexts that this thread finds go to
+         * their inboxes; ours we handle, and what others found for us. */
+        sr_ctx_cur = ctx;
+        for (int i = 0; i < sr_rt.ntls; i++)
+            n += sr_rt.tls[i].ops->progress(sr_rt.tls[i].tl);
+        sr_ctx_cur = NULL;
+        if (ctx == NULL)
+            return n;
+        if (__atomic_load_n(&ctx->inbox, __ATOMIC_RELAXED) != NULL)
+            sr_ctx_drain(ctx);
+    } else {
+        for (int i = 0; i < sr_rt.ntls; i++)
+            n += sr_rt.tls[i].ops->progress(sr_rt.tls[i].tl);
+        if (ctx == NULL)
+            ctx = sr_rt.dctx;  /* the retries of the others wait for their next call */
+    }
+    if (sr_unlikely(ctx != NULL && ctx->retry_head != NULL))
+        sr_rma_progress_retries(ctx);
     return n;
 }
 
 static inline void sr_spin_pause(void)
 {
     /* With more PEs than CPUs, the peer we wait for may need our CPU. */
-    if (sr_ctx.oversubscribed)
+    if (sr_rt.oversubscribed)
         sched_yield();
     else
         sr_cpu_relax();
 }
 
-symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t timeout_ms,
-                         const char *what)
+/* One look at the peers; in a multi-threaded job one thread looks at a time. */
+static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
 {
-    uint64_t spins = sr_ctx.env.spin_count;
+    if (!sr_rt.mt)
+        return sr_peers_check(now, st_p);
+    if (pthread_mutex_trylock(&sr_rt.live_lock) != 0)
+        return -1;
+    int bad = sr_peers_check(now, st_p);
+    pthread_mutex_unlock(&sr_rt.live_lock);
+    return bad;
+}
+
+symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
+                         uint64_t timeout_ms, const char *what)
+{
+    uint64_t spins = sr_rt.env.spin_count;
     uint64_t start = 0, next_check = 0, backoff = 1000;
 
     for (uint64_t i = 0; i < spins; i++) {
-        sr_progress();
+        sr_progress(ctx);
         if (cond(arg))
             return SYMRAIL_OK;
         sr_spin_pause();
@@ -54,15 +81,15 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
     start = sr_time_ns();
     next_check = start + SR_WAIT_SLICE_NS;
     for (;;) {
-        sr_progress();
+        sr_progress(ctx);
         if (cond(arg))
             return SYMRAIL_OK;
-        if ((flags & SR_WAIT_REMOTE) && sr_ctx.sleeper >= 0) {
-            sr_tl_slot_t *s = &sr_ctx.tls[sr_ctx.sleeper];
+        if ((flags & SR_WAIT_REMOTE) && sr_rt.sleeper >= 0) {
+            sr_tl_slot_t *s = &sr_rt.tls[sr_rt.sleeper];
             uint32_t token = s->ops->wait_prepare(s->tl);
             int done = cond(arg);
             if (!done) {
-                sr_ctx.stats.waits_slept++;
+                __atomic_fetch_add(&sr_rt.waits_slept, 1, __ATOMIC_RELAXED);
                 s->ops->wait(s->tl, token, SR_WAIT_SLICE_NS);
             }
             s->ops->wait_done(s->tl);
@@ -85,10 +112,10 @@ symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t 
         if (now >= next_check) {
             symrail_status_t pst = SYMRAIL_OK;
             next_check = now + SR_WAIT_SLICE_NS;
-            int bad = sr_peers_check(now, &pst);
+            int bad = sr_wait_peers_check(now, &pst);
             if (bad >= 0) {
                 /* A peer writes everything it owes us before it exits. */
-                sr_progress();
+                sr_progress(ctx);
                 if (cond(arg))
                     return SYMRAIL_OK;
                 sr_peer_fail_log(what, bad, pst);

@@ -12,7 +12,7 @@
  * ask the transport to flush it.
  */
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "core/lanes.h"
 #include "core/slice.h"
 #include "util/log.h"
@@ -21,36 +21,33 @@
 #include <time.h>
 
 
-static inline sr_slice_t *sr_slice_alloc(void)
+static inline sr_slice_t *sr_slice_alloc(sr_ctx_t *ctx)
 {
-    return sr_pool_get(&sr_ctx.slices);
+    sr_slice_t *s = sr_pool_get(&ctx->slices);
+    if (sr_likely(s != NULL))
+        s->op.ctx = ctx;
+    return s;
 }
 
 static inline void sr_slice_release(sr_slice_t *s)
 {
-    sr_pool_put(&sr_ctx.slices, s);
-}
-
-void sr_slices_fini(void)
-{
-    sr_pool_fini(&sr_ctx.slices);
-    sr_ctx.retry_head = sr_ctx.retry_tail = NULL;
+    sr_pool_put(&s->op.ctx->slices, s);
 }
 
 void sr_peer_lanes_refresh(int pe)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_peer_t *peer = &sr_rt.peers[pe];
     uint32_t w[SR_TL_MAX_LANES];
     int n = peer->ops->ep_lanes(peer->ep, w, SR_TL_MAX_LANES);
-    sr_lanes_update(&peer->lanes, w, n < 1 ? 1 : n);
+    sr_lanes_set(&peer->lanes, w, n < 1 ? 1 : n);
 }
 
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation)
 {
     const sr_tl_slot_t *slot = arg;
-    if (pe < 0 || pe >= sr_ctx.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
+    if (pe < 0 || pe >= sr_rt.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
         return;
-    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_peer_t *peer = &sr_rt.peers[pe];
     sr_lanes_t *lanes = &peer->lanes;
     uint32_t *gen = peer->lane_gen;
     if (slot != NULL && slot->ops != peer->ops) {
@@ -59,32 +56,39 @@ void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t genera
         lanes = &peer->amo_lanes;  /* the endpoint that carries the peer's atomics */
         gen = peer->amo_lane_gen;
     }
+    if (sr_rt.mt)
+        pthread_mutex_lock(&sr_rt.lane_lock);
     /* Reports can overtake each other (a progress thread, a repair): the
      * newer generation wins. */
-    if (gen[lane] && (int32_t)(generation - gen[lane]) <= 0)
+    int stale = gen[lane] && (int32_t)(generation - gen[lane]) <= 0;
+    if (!stale) {
+        gen[lane] = generation;
+        sr_lanes_set_one(lanes, lane, weight);
+    }
+    if (sr_rt.mt)
+        pthread_mutex_unlock(&sr_rt.lane_lock);
+    if (stale)
         return;
-    gen[lane] = generation;
-    sr_lanes_set_one(lanes, lane, weight);
     sr_debug("PE %d lane %d is %s (generation %u)", pe, lane, weight ? "up" : "down",
              generation);
 }
 
 static inline symrail_status_t sr_slice_post(sr_slice_t *s)
 {
-    sr_peer_t *peer = &sr_ctx.peers[s->pe];
+    sr_peer_t *peer = &sr_rt.peers[s->pe];
     const sr_tl_ops_t *ops = peer->ops;
     if (sr_unlikely(s->lane < 0))
         return SYMRAIL_ERR_TRANSPORT;
     return s->is_put ? ops->put(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
-                                &s->comp)
+                                &s->op.comp)
                      : ops->get(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
-                                &s->comp);
+                                &s->op.comp);
 }
 
 static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
 {
     if (s->inflight)
-        sr_ctx.peers[s->pe].inflight--;
+        s->op.ctx->peers[s->pe].inflight--;
     sr_req_complete(s->req, status);
     sr_slice_release(s);
 }
@@ -94,7 +98,7 @@ static int sr_peer_gone_soon(int pe)
     for (int i = 0; i < 40; i++) {
         if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
             return 1;
-        if (!sr_ctx.peers[pe].is_local)
+        if (!sr_rt.peers[pe].is_local)
             return 0;
         struct timespec ts = { 0, 5 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -105,12 +109,14 @@ static int sr_peer_gone_soon(int pe)
 /* A slice failed on its lane: try another one, or give up. */
 static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
 {
-    sr_peer_t *peer = &sr_ctx.peers[s->pe];
+    sr_ctx_t *ctx = s->op.ctx;
+    sr_peer_t *peer = &sr_rt.peers[s->pe];
+    sr_cpeer_t *cp = &ctx->peers[s->pe];
     int failed_lane = s->lane;
-    sr_ctx.stats.retries++;
-    if (s->tries++ < sr_ctx.env.retry_count) {
+    ctx->stats.retries++;
+    if (s->tries++ < sr_rt.env.retry_count) {
         sr_peer_lanes_refresh(s->pe);
-        s->lane = sr_lanes_pick(&peer->lanes, failed_lane);
+        s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, failed_lane);
         if (s->lane >= 0) {
             sr_debug("%s slice of %zu bytes to PE %d failed on lane %d (%s); retry %u on lane %d",
                      s->is_put ? "put" : "get", s->len, s->pe, failed_lane,
@@ -118,19 +124,19 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
             /* Its order against the slices behind it on its first lane is
              * lost, and a fence must wait for it even if it never got in
              * flight (it failed at post). */
-            sr_peer_note(peer, s->pe, failed_lane);
-            peer->fence_lane = SR_LANE_MANY;
+            sr_peer_note(ctx, cp, s->pe, failed_lane);
+            cp->fence_lane = SR_LANE_MANY;
             if (!s->inflight) {
                 s->inflight = 1;
-                peer->inflight++;
+                cp->inflight++;
             }
-            s->comp.flags = 0;
+            s->op.comp.flags = 0;
             s->next = NULL;
-            if (sr_ctx.retry_tail)
-                sr_ctx.retry_tail->next = s;
+            if (ctx->retry_tail)
+                ctx->retry_tail->next = s;
             else
-                sr_ctx.retry_head = s;
-            sr_ctx.retry_tail = s;
+                ctx->retry_head = s;
+            ctx->retry_tail = s;
             return;
         }
     }
@@ -148,6 +154,8 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
 static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
 {
     sr_slice_t *s = (sr_slice_t *)(void *)comp;
+    if (sr_op_defer(&s->op, status))
+        return;
     if (sr_likely(status == SYMRAIL_OK))
         sr_slice_finish(s, SYMRAIL_OK);
     else
@@ -158,18 +166,19 @@ static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
  * again later (no room). */
 static inline int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
 {
-    sr_peer_t *peer = &sr_ctx.peers[s->pe];
+    sr_ctx_t *ctx = s->op.ctx;
+    sr_cpeer_t *cp = &ctx->peers[s->pe];
     if (sr_likely(st == SYMRAIL_OK)) {
-        peer->unflushed |= s->is_put & peer->local_comp;
-        sr_peer_note(peer, s->pe, s->lane);
+        cp->unflushed |= (uint32_t)(s->is_put & sr_rt.peers[s->pe].local_comp) << s->lane;
+        sr_peer_note(ctx, cp, s->pe, s->lane);
         sr_slice_finish(s, SYMRAIL_OK);
     } else if (st == SR_TL_INPROGRESS) {
         /* the transport calls sr_slice_done; a retried slice is counted already */
         if (!s->inflight) {
             s->inflight = 1;
-            peer->inflight++;
+            cp->inflight++;
         }
-        sr_peer_note(peer, s->pe, s->lane);
+        sr_peer_note(ctx, cp, s->pe, s->lane);
     } else if (st == SYMRAIL_ERR_AGAIN) {
         return 0;
     } else {
@@ -178,10 +187,10 @@ static inline int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
     return 1;
 }
 
-void sr_rma_progress_retries(void)
+void sr_rma_progress_retries(sr_ctx_t *ctx)
 {
-    sr_slice_t *s = sr_ctx.retry_head, *keep = NULL, *keep_tail = NULL;
-    sr_ctx.retry_head = sr_ctx.retry_tail = NULL;
+    sr_slice_t *s = ctx->retry_head, *keep = NULL, *keep_tail = NULL;
+    ctx->retry_head = ctx->retry_tail = NULL;
     while (s) {
         sr_slice_t *next = s->next;
         if (!sr_slice_posted(s, sr_slice_post(s))) {
@@ -196,10 +205,10 @@ void sr_rma_progress_retries(void)
     }
     /* Slices that failed again while we were here were queued anew. */
     if (keep) {
-        keep_tail->next = sr_ctx.retry_head;
-        if (!sr_ctx.retry_head)
-            sr_ctx.retry_tail = keep_tail;
-        sr_ctx.retry_head = keep;
+        keep_tail->next = ctx->retry_head;
+        if (!ctx->retry_head)
+            ctx->retry_tail = keep_tail;
+        ctx->retry_head = keep;
     }
 }
 
@@ -211,12 +220,12 @@ typedef struct {
 static int sr_post_retry(void *arg)
 {
     sr_post_retry_t *p = arg;
-    sr_peer_t *peer = &sr_ctx.peers[p->s->pe];
+    sr_peer_t *peer = &sr_rt.peers[p->s->pe];
     /* Another lane may have room where this one has none, or be up where
      * this one went down: offer the slice to the next lane in turn. */
     if (peer->lanes.n > 1) {
         sr_peer_lanes_refresh(p->s->pe);
-        p->s->lane = sr_lanes_pick(&peer->lanes, p->s->lane);
+        p->s->lane = sr_lanes_pick(&peer->lanes, &p->s->op.ctx->peers[p->s->pe].rr, p->s->lane);
     }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
@@ -224,10 +233,12 @@ static int sr_post_retry(void *arg)
 
 /* A fresh slice, its lane picked. */
 static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_t roff,
-                                 size_t len, int pe, sr_req_t *req, uint32_t flags)
+                                 size_t len, int pe, sr_req_t *req, uint32_t flags, int spray)
 {
-    s->comp.cb = sr_slice_done;
-    s->comp.flags = flags;
+    sr_ctx_t *ctx = s->op.ctx;
+    sr_cpeer_t *cp = &ctx->peers[pe];
+    s->op.comp.cb = sr_slice_done;
+    s->op.comp.flags = flags;
     s->req = req;
     s->local = local;
     s->roff = roff;
@@ -236,7 +247,10 @@ static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_
     s->is_put = (uint8_t)is_put;
     s->tries = 0;
     s->inflight = 0;
-    s->lane = sr_lanes_pick(&sr_ctx.peers[pe].lanes, -1);
+    /* The slices of a long transfer go over every lane; one-slice
+     * operations stay on the context's home lane, in order. */
+    s->lane = spray ? sr_lanes_pick(&sr_rt.peers[pe].lanes, &cp->rr, -1)
+                    : sr_ctx_lane(ctx, cp, &sr_rt.peers[pe].lanes, -1);
 }
 
 /* Posts slice `s` (already counted in its request) whose first post
@@ -246,8 +260,8 @@ static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
     if (sr_likely(sr_slice_posted(s, st)))
         return SYMRAIL_OK;
     sr_post_retry_t p = { s, 0 };
-    sr_ctx.stats.backpressure_stalls++;
-    st = sr_wait(sr_post_retry, &p, 0, sr_ctx.env.op_timeout, s->is_put ? "put" : "get");
+    s->op.ctx->stats.backpressure_stalls++;
+    st = sr_wait(s->op.ctx, sr_post_retry, &p, 0, sr_rt.env.op_timeout, s->is_put ? "put" : "get");
     if (st != SYMRAIL_OK)
         sr_slice_finish(s, st);
     return st;
@@ -264,10 +278,10 @@ static symrail_status_t sr_rma_wait(sr_req_t *req, int is_put, symrail_status_t 
 /* A one-slice transfer that did not complete when posted. */
 static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s, symrail_status_t st, int blocking)
 {
-    sr_req_t *req = &sr_ctx.nbi;
+    sr_req_t *req = &s->op.ctx->nbi;
     if (blocking) {
         /* The transport calls back only from progress: not before this. */
-        req = sr_req_get();
+        req = sr_req_get(s->op.ctx);
         if (sr_unlikely(req == NULL)) {
             if (st == SR_TL_INPROGRESS)
                 sr_core_abort(1, "out of memory for a request in flight");
@@ -281,30 +295,30 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s,
     return blocking ? sr_rma_wait(req, s->is_put, st) : st;
 }
 
-static __attribute__((noinline)) symrail_status_t sr_rma_sliced(int is_put, char *local, uint64_t roff, size_t len, int pe,
+static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, int is_put, char *local, uint64_t roff, size_t len, int pe,
                                       int blocking)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    sr_req_t *req = &sr_ctx.nbi;
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_req_t *req = &ctx->nbi;
     sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
 
     if (blocking) {
-        req = sr_req_get();
+        req = sr_req_get(ctx);
         if (sr_unlikely(req == NULL))
             return SYMRAIL_ERR_NOMEM;
     }
     sr_slicer_init(&sl, len, peer->slice);
     for (size_t i = 0; i < sl.count && st == SYMRAIL_OK; i++) {
         size_t off, n;
-        sr_slice_t *s = sr_slice_alloc();
+        sr_slice_t *s = sr_slice_alloc(ctx);
         if (sr_unlikely(s == NULL)) {
             st = SYMRAIL_ERR_NOMEM;
             break;
         }
         sr_slicer_get(&sl, i, &off, &n);
         sr_slice_fill(s, is_put, local + off, roff + off, n, pe, req,
-                      i + 1 < sl.count ? SR_TL_COMP_MORE : 0);
+                      i + 1 < sl.count ? SR_TL_COMP_MORE : 0, 1);
         req->remaining++;
         st = sr_slice_start(s, sr_slice_post(s));
     }
@@ -313,81 +327,84 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(int is_put, char
 }
 
 /* One slice: no request unless the transport takes it in flight. */
-static __attribute__((noinline)) symrail_status_t sr_rma_one(int is_put, void *local,
-                                                             uint64_t roff, size_t len, int pe,
-                                                             int blocking)
+static __attribute__((noinline)) symrail_status_t sr_rma_one(sr_ctx_t *ctx, int is_put,
+                                                             void *local, uint64_t roff,
+                                                             size_t len, int pe, int blocking)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    sr_slice_t *s = sr_slice_alloc();
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_slice_t *s = sr_slice_alloc(ctx);
     if (sr_unlikely(s == NULL))
         return SYMRAIL_ERR_NOMEM;
-    sr_slice_fill(s, is_put, local, roff, len, pe, NULL, 0);
+    sr_slice_fill(s, is_put, local, roff, len, pe, NULL, 0, 0);
     symrail_status_t st = sr_slice_post(s);
     if (sr_likely(st == SYMRAIL_OK)) {
-        peer->unflushed |= (uint8_t)(is_put & peer->local_comp);
-        sr_peer_note(peer, pe, s->lane);
+        sr_cpeer_t *cp = &ctx->peers[pe];
+        cp->unflushed |= (uint32_t)(is_put & peer->local_comp) << s->lane;
+        sr_peer_note(ctx, cp, pe, s->lane);
         sr_slice_release(s);
         return SYMRAIL_OK;
     }
     return sr_rma_one_slow(s, st, blocking);
 }
 
-symrail_status_t sr_rma_net(int is_put, void *local, uint64_t roff, size_t len, int pe,
-                            int blocking)
+symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
+                            int pe, int blocking)
 {
-    if (sr_unlikely(len > sr_ctx.peers[pe].slice))
-        return sr_rma_sliced(is_put, local, roff, len, pe, blocking);
-    return sr_rma_one(is_put, local, roff, len, pe, blocking);
+    if (sr_unlikely(len > sr_rt.peers[pe].slice))
+        return sr_rma_sliced(ctx, is_put, local, roff, len, pe, blocking);
+    return sr_rma_one(ctx, is_put, local, roff, len, pe, blocking);
 }
 
-symrail_status_t sr_peer_flush(int pe, const char *what)
+symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
-    if (!peer->unflushed)
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_cpeer_t *cp = &ctx->peers[pe];
+    uint32_t lanes = cp->unflushed;
+    if (!lanes)
         return SYMRAIL_OK;
-    sr_req_t *req = sr_req_get();
+    sr_req_t *req = sr_req_get(ctx);
     if (req == NULL)
         return SYMRAIL_ERR_NOMEM;
-    peer->unflushed = 0;
-    symrail_status_t st = peer->ops->flush(peer->ep, ~0u, &req->comp);
+    cp->unflushed = 0;
+    symrail_status_t st = peer->ops->flush(peer->ep, lanes, &req->op.comp);
     if (st == SR_TL_INPROGRESS) {
         req->remaining++;
         st = sr_req_wait(req, what);
     }
     sr_req_put(req);
     if (st != SYMRAIL_OK)
-        peer->unflushed = 1;  /* the next quiet asks again */
+        cp->unflushed |= lanes;  /* the next quiet asks again */
     return st;
 }
 
-static __attribute__((noinline)) symrail_status_t sr_quiet_slow(void)
+static __attribute__((noinline)) symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
 {
-    symrail_status_t st = sr_req_wait(&sr_ctx.nbi, "quiet");
-    for (int i = 0; i < sr_ctx.ntouched; i++) {
-        int pe = sr_ctx.touched[i];
-        sr_peer_t *peer = &sr_ctx.peers[pe];
-        symrail_status_t fst = sr_peer_flush(pe, "quiet");
+    symrail_status_t st = sr_req_wait(&ctx->nbi, "quiet");
+    for (int i = 0; i < ctx->ntouched; i++) {
+        int pe = ctx->touched[i];
+        sr_cpeer_t *cp = &ctx->peers[pe];
+        symrail_status_t fst = sr_peer_flush(ctx, pe, "quiet");
         if (st == SYMRAIL_OK)
             st = fst;
-        peer->touched = 0;
-        peer->fence_lane = SR_LANE_NONE;
+        cp->touched = 0;
+        cp->fence_lane = SR_LANE_NONE;
     }
-    sr_ctx.ntouched = 0;
+    ctx->ntouched = 0;
     return st;
 }
 
-symrail_status_t sr_quiet(void)
+symrail_status_t sr_quiet(sr_ctx_t *ctx)
 {
-    sr_ctx.stats.quiets++;
-    if (sr_likely(sr_ctx.nbi.remaining == 0 && sr_ctx.ntouched == 0 &&
-                  sr_ctx.nbi.status == SYMRAIL_OK))
+    ctx->stats.quiets++;
+    if (sr_likely(ctx->nbi.remaining == 0 && ctx->ntouched == 0 &&
+                  ctx->nbi.status == SYMRAIL_OK))
         return SYMRAIL_OK;
-    return sr_quiet_slow();
+    return sr_quiet_slow(ctx);
 }
 
 static int sr_peer_idle(void *arg)
 {
-    return ((sr_peer_t *)arg)->inflight == 0;
+    return ((sr_cpeer_t *)arg)->inflight == 0;
 }
 
 /*
@@ -395,22 +412,23 @@ static int sr_peer_idle(void *arg)
  * peer whose operations since the last fence all went down one ordered lane
  * needs nothing; any other waits for its own operations only.
  */
-symrail_status_t sr_fence(void)
+symrail_status_t sr_fence(sr_ctx_t *ctx)
 {
     symrail_status_t st = SYMRAIL_OK;
-    for (int i = 0; i < sr_ctx.ntouched && st == SYMRAIL_OK; i++) {
-        int pe = sr_ctx.touched[i];
-        sr_peer_t *peer = &sr_ctx.peers[pe];
-        if (peer->fence_lane == SR_LANE_NONE || (peer->ordered && peer->fence_lane >= 0)) {
-            peer->fence_lane = SR_LANE_NONE;
+    for (int i = 0; i < ctx->ntouched && st == SYMRAIL_OK; i++) {
+        int pe = ctx->touched[i];
+        sr_cpeer_t *cp = &ctx->peers[pe];
+        if (cp->fence_lane == SR_LANE_NONE ||
+            (sr_rt.peers[pe].ordered && cp->fence_lane >= 0)) {
+            cp->fence_lane = SR_LANE_NONE;
             continue;
         }
-        if (peer->inflight)
-            st = sr_wait(sr_peer_idle, peer, 0, sr_ctx.env.op_timeout, "fence");
+        if (cp->inflight)
+            st = sr_wait(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, "fence");
         if (st == SYMRAIL_OK)
-            st = sr_peer_flush(pe, "fence");
+            st = sr_peer_flush(ctx, pe, "fence");
         if (st == SYMRAIL_OK)
-            peer->fence_lane = SR_LANE_NONE;
+            cp->fence_lane = SR_LANE_NONE;
     }
     return st;
 }

@@ -1,5 +1,5 @@
 #include "config.h"
-#include "core/ctx.h"
+#include "core/rt.h"
 #include "util/log.h"
 
 #include <stdio.h>
@@ -98,22 +98,23 @@ static int sr_bw_ready(void *arg)
  * receives with its own; round 0 links every PE to its predecessor, so PEs
  * that disagree are found in the first round.
  */
-symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
+static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t size,
+                                       uint64_t align)
 {
-    uint64_t epoch = ++sr_ctx.barrier_epoch;
+    uint64_t epoch = ++sr_rt.barrier_epoch;
     uint64_t mine = sr_bw_encode(epoch, kind, size, align);
-    int n = sr_ctx.n_pes, me = sr_ctx.my_pe;
+    int n = sr_rt.n_pes, me = sr_rt.my_pe;
     sr_heap_intern_t *in = sr_intern();
 
-    sr_ctx.stats.barriers++;
+    ctx->stats.barriers++;
     for (int r = 0; r < SR_BARRIER_ROUNDS && (1 << r) < n; r++) {
         int partner = (me + (1 << r)) % n, from = ((me - (1 << r)) % n + n) % n;
         uint64_t *slot = &in->barrier[r][epoch & 1];
-        symrail_status_t st = sr_amo_set_own(sr_heap_offset(slot), mine, partner);
+        symrail_status_t st = sr_amo_set_own(ctx, sr_heap_offset(slot), mine, partner);
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };
-        st = sr_wait(sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
+        st = sr_wait(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
         if (st != SYMRAIL_OK)
             return st;
         if (w.seen != mine) {
@@ -129,11 +130,22 @@ symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
     return SYMRAIL_OK;
 }
 
+/* The barriers use a context of their own, so that they never wait for,
+ * nor race with, the traffic of the application's threads. */
+symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
+{
+    sr_ctx_t *ctx = sr_rt.cctx;
+    sr_ctx_enter(ctx);
+    symrail_status_t st = sr_barrier_run(ctx, kind, size, align);
+    sr_ctx_leave(ctx);
+    return st;
+}
+
 symrail_status_t sr_signal_wait(uint64_t *sig, symrail_cmp_t cmp, uint64_t value,
                                 uint64_t *value_p)
 {
     sr_sigwait_t w = { sig, cmp, value, 0 };
-    symrail_status_t st = sr_wait(sr_sig_ready, &w, SR_WAIT_REMOTE, 0, "signal_wait_until");
+    symrail_status_t st = sr_wait(NULL, sr_sig_ready, &w, SR_WAIT_REMOTE, 0, "signal_wait_until");
     if (st == SYMRAIL_OK && value_p)
         *value_p = w.seen;
     return st;

@@ -28,7 +28,8 @@ symrail_status_t sr_msgq_push_flags(sr_msgq_t *q, int src, uint32_t tag, uint32_
     else
         q->head = m;
     q->tail = m;
-    q->count++;
+    /* Atomic: a waiter may peek at the count without the queue's lock. */
+    __atomic_store_n(&q->count, q->count + 1, __ATOMIC_RELAXED);
     return SYMRAIL_OK;
 }
 
@@ -40,7 +41,7 @@ sr_msg_t *sr_msgq_pop(sr_msgq_t *q)
     q->head = m->next;
     if (q->head == NULL)
         q->tail = NULL;
-    q->count--;
+    __atomic_store_n(&q->count, q->count - 1, __ATOMIC_RELAXED);
     return m;
 }
 

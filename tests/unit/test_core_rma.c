@@ -18,7 +18,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/ctx.h"
+#include "core/rt.h"
+
+#define C (sr_rt.dctx)
 #include "core/lanes.h"
 
 #define NLANES  3
@@ -177,25 +179,21 @@ static int setup(void **state)
     fake_ops.progress = fake_progress;
     fake_ops.ep_lanes = fake_lanes;
     fake_ops.ep_check = fake_ep_check;
-    memset(&sr_ctx, 0, sizeof(sr_ctx));
-    assert_int_equal(sr_env_load(fake_getenv, &sr_ctx.env), SYMRAIL_OK);
-    sr_ctx.env.spin_count = 10;
-    sr_ctx.env.op_timeout = 2000;
-    sr_ctx.n_pes = 1;
-    sr_ctx.sleeper = -1;
-    sr_ctx.peers = calloc(1, sizeof(*sr_ctx.peers));
-    sr_ctx.pids = calloc(1, sizeof(int));
-    sr_ctx.peers[0].ops = &fake_ops;
-    sr_ctx.peers[0].ep = (sr_tl_ep_t *)&fk;
-    sr_ctx.peers[0].slice = 1000;
-    sr_ctx.peers[0].fence_lane = SR_LANE_NONE;
-    sr_ctx.peers[0].ordered = 1;
-    sr_ctx.touched = calloc(1, sizeof(int));
-    sr_ctx.tls[0].ops = &fake_ops;
-    sr_ctx.ntls = 1;
-    sr_req_init(&sr_ctx.nbi);
-    sr_pool_init(&sr_ctx.reqs, sizeof(sr_req_t), 64);
-    sr_pool_init(&sr_ctx.slices, sizeof(sr_slice_t), 256);
+    memset(&sr_rt, 0, sizeof(sr_rt));
+    assert_int_equal(sr_env_load(fake_getenv, &sr_rt.env), SYMRAIL_OK);
+    sr_rt.env.spin_count = 10;
+    sr_rt.env.op_timeout = 2000;
+    sr_rt.n_pes = 1;
+    sr_rt.sleeper = -1;
+    sr_rt.peers = calloc(1, sizeof(*sr_rt.peers));
+    sr_rt.pids = calloc(1, sizeof(int));
+    sr_rt.peers[0].ops = &fake_ops;
+    sr_rt.peers[0].ep = (sr_tl_ep_t *)&fk;
+    sr_rt.peers[0].slice = 1000;
+    sr_rt.peers[0].ordered = 1;
+    sr_rt.tls[0].ops = &fake_ops;
+    sr_rt.ntls = 1;
+    assert_int_equal(sr_ctx_new(0, &sr_rt.dctx), SYMRAIL_OK);
     sr_peer_lanes_refresh(0);
     return 0;
 }
@@ -203,12 +201,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    sr_slices_fini();
-    sr_reqs_fini();
-    free(sr_ctx.touched);
-    free(sr_ctx.peers);
-    free(sr_ctx.pids);
-    sr_env_release(&sr_ctx.env);
+    sr_ctxs_fini();
+    free(sr_rt.peers);
+    free(sr_rt.pids);
+    sr_env_release(&sr_rt.env);
     return 0;
 }
 
@@ -223,7 +219,7 @@ static void test_weights(void **state)
 {
     (void)state;
     static char buf[8000];
-    assert_int_equal(sr_rma(1, buf, 0, 8000, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 8000, 0, 1), SYMRAIL_OK);
     /* 8 slices over weights 1:2:1 */
     assert_int_equal(fk.posted[0], 2);
     assert_int_equal(fk.posted[1], 4);
@@ -235,23 +231,24 @@ static void test_pick_interleaves(void **state)
 {
     (void)state;
     sr_lanes_t l;
+    sr_lane_rr_t rr = { { 0 } };
     uint32_t w[3] = { 1, 2, 1 };
     sr_lanes_set(&l, w, 3);
     /* Smooth: the heavy lane never gets more than two in a row. */
     int prev = -1, run = 0;
     for (int i = 0; i < 400; i++) {
-        int p = sr_lanes_pick(&l, -1);
+        int p = sr_lanes_pick(&l, &rr, -1);
         run = p == prev ? run + 1 : 1;
         prev = p;
         assert_true(run <= 2);
     }
-    assert_int_equal(sr_lanes_pick(&l, 1) == 1, 0);  /* avoid honoured while others are up */
+    assert_int_equal(sr_lanes_pick(&l, &rr, 1) == 1, 0);  /* avoid honoured while others are up */
     w[0] = w[2] = 0;
     sr_lanes_set(&l, w, 3);
-    assert_int_equal(sr_lanes_pick(&l, 1), 1);  /* ... but not when it is the only one */
+    assert_int_equal(sr_lanes_pick(&l, &rr, 1), 1);  /* ... but not when it is the only one */
     w[1] = 0;
     sr_lanes_set(&l, w, 3);
-    assert_int_equal(sr_lanes_pick(&l, -1), -1);
+    assert_int_equal(sr_lanes_pick(&l, &rr, -1), -1);
 }
 
 static void test_backpressure(void **state)
@@ -259,9 +256,9 @@ static void test_backpressure(void **state)
     (void)state;
     static char buf[50000];
     fk.room = 2;  /* far fewer slots than slices */
-    assert_int_equal(sr_rma(1, buf, 0, 50000, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 50000, 0, 1), SYMRAIL_OK);
     assert_true(fk.again > 0);
-    assert_true(sr_ctx.stats.backpressure_stalls > 0);
+    assert_true(C->stats.backpressure_stalls > 0);
     for (int l = 0; l < NLANES; l++)
         assert_true(fk.outstanding[l] == 0);
     assert_each_byte_once(50000);
@@ -272,8 +269,8 @@ static void test_retry_other_lane(void **state)
     (void)state;
     static char buf[20000];
     fk.failing_lane = 1;
-    assert_int_equal(sr_rma(0, buf, 0, 20000, 0, 1), SYMRAIL_OK);
-    assert_true(sr_ctx.stats.retries > 0);
+    assert_int_equal(sr_rma(C, 0, buf, 0, 20000, 0, 1), SYMRAIL_OK);
+    assert_true(C->stats.retries > 0);
     assert_int_equal(fk.weights[1], 0);
     assert_each_byte_once(20000);
 }
@@ -286,10 +283,10 @@ static void test_all_lanes_fail(void **state)
     fk.weights[2] = 0;
     sr_peer_lanes_refresh(0);
     fk.failing_lane = 1;
-    assert_int_equal(sr_rma(1, buf, 0, 5000, 0, 1), SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 5000, 0, 1), SYMRAIL_ERR_TRANSPORT);
     /* Nothing is left in flight or queued after the failure. */
     assert_int_equal(fk.nq, 0);
-    assert_null(sr_ctx.retry_head);
+    assert_null(C->retry_head);
 }
 
 static void test_nbi_quiet(void **state)
@@ -297,18 +294,18 @@ static void test_nbi_quiet(void **state)
     (void)state;
     static char buf[30000];
     for (int i = 0; i < 3; i++)
-        assert_int_equal(sr_rma(1, buf + i * 10000, (uint64_t)i * 10000, 10000, 0, 0), SYMRAIL_OK);
-    assert_true(sr_ctx.nbi.remaining > 0);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
-    assert_int_equal(sr_ctx.nbi.remaining, 0);
+        assert_int_equal(sr_rma(C, 1, buf + i * 10000, (uint64_t)i * 10000, 10000, 0, 0), SYMRAIL_OK);
+    assert_true(C->nbi.remaining > 0);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
+    assert_int_equal(C->nbi.remaining, 0);
     assert_each_byte_once(30000);
     /* A failure in an nbi transfer surfaces at quiet, once. */
     fk.failing_lane = 0;
     fk.weights[1] = fk.weights[2] = 0;
     sr_peer_lanes_refresh(0);
-    assert_int_equal(sr_rma(1, buf, 0, 3000, 0, 0), SYMRAIL_OK);
-    assert_int_equal(sr_quiet(), SYMRAIL_ERR_TRANSPORT);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 3000, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(C), SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
 }
 
 /* A lane that stays full must not keep being offered the slice while
@@ -319,7 +316,7 @@ static void test_full_lane_is_passed_over(void **state)
     (void)state;
     static char buf[8000];
     fk.stuck_lane = 1;  /* the heaviest lane: the first one a reset round robin picks */
-    assert_int_equal(sr_rma(1, buf, 0, 8000, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 8000, 0, 1), SYMRAIL_OK);
     assert_int_equal(fk.posted[1], 0);
     assert_each_byte_once(8000);
 }
@@ -329,18 +326,19 @@ static void test_refresh_keeps_round_robin(void **state)
 {
     (void)state;
     sr_lanes_t l;
+    sr_lane_rr_t rr = { { 0 } };
     uint32_t w[2] = { 1, 1 };
     sr_lanes_set(&l, w, 2);
-    int first = sr_lanes_pick(&l, -1);
-    sr_lanes_update(&l, w, 2);
-    assert_int_not_equal(sr_lanes_pick(&l, -1), first);
+    int first = sr_lanes_pick(&l, &rr, -1);
+    sr_lanes_set(&l, w, 2);
+    assert_int_not_equal(sr_lanes_pick(&l, &rr, -1), first);
 }
 
 /* Lane reports from the transport: down, a stale "up", then a newer "up". */
 static void test_lane_events(void **state)
 {
     (void)state;
-    sr_peer_t *p = &sr_ctx.peers[0];
+    sr_peer_t *p = &sr_rt.peers[0];
     sr_lane_event(NULL, 0, 1, 0, 2);
     assert_int_equal(p->lanes.weight[1], 0);
     sr_lane_event(NULL, 0, 1, 2, 1);  /* older than what we know */
@@ -371,9 +369,9 @@ static void test_timeout_then_late_completion(void **state)
 {
     (void)state;
     static char buf[3000];
-    sr_ctx.env.op_timeout = 50;
+    sr_rt.env.op_timeout = 50;
     fk.hold = 1;
-    assert_int_equal(sr_rma(1, buf, 0, 3000, 0, 1), SYMRAIL_ERR_TIMEOUT);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 3000, 0, 1), SYMRAIL_ERR_TIMEOUT);
     assert_true(fk.nq > 0);
     assert_int_equal(late_completions_hit_stack(), 0);
     assert_int_equal(fk.nq, 0);
@@ -387,19 +385,19 @@ static void test_fence(void **state)
     static char buf[6000];
     fk.weights[0] = fk.weights[2] = 0;
     sr_peer_lanes_refresh(0);
-    assert_int_equal(sr_rma(1, buf, 0, 3000, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 3000, 0, 0), SYMRAIL_OK);
     fk.hold = 1;
-    assert_int_equal(sr_fence(), SYMRAIL_OK);  /* one ordered lane: returns at once */
-    assert_true(sr_ctx.peers[0].inflight > 0);
+    assert_int_equal(sr_fence(C), SYMRAIL_OK);  /* one ordered lane: returns at once */
+    assert_true(C->peers[0].inflight > 0);
     fk.hold = 0;
     fk.weights[0] = fk.weights[2] = 1;
     sr_peer_lanes_refresh(0);
-    assert_int_equal(sr_rma(1, buf + 3000, 3000, 3000, 0, 0), SYMRAIL_OK);
-    assert_int_equal(sr_ctx.peers[0].fence_lane, SR_LANE_MANY);
-    assert_int_equal(sr_fence(), SYMRAIL_OK);
-    assert_int_equal(sr_ctx.peers[0].inflight, 0);
-    assert_int_equal(sr_ctx.peers[0].fence_lane, SR_LANE_NONE);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf + 3000, 3000, 3000, 0, 0), SYMRAIL_OK);
+    assert_int_equal(C->peers[0].fence_lane, SR_LANE_MANY);
+    assert_int_equal(sr_fence(C), SYMRAIL_OK);
+    assert_int_equal(C->peers[0].inflight, 0);
+    assert_int_equal(C->peers[0].fence_lane, SR_LANE_NONE);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
     assert_each_byte_once(6000);
 }
 
@@ -410,16 +408,16 @@ static void test_fence_waits_for_retried_slice(void **state)
     (void)state;
     static char buf[1000];
     fk.refuse_lane = 1;  /* the lane the first pick takes */
-    assert_int_equal(sr_rma(1, buf, 0, 1000, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf, 0, 1000, 0, 0), SYMRAIL_OK);
     fk.refuse_lane = -1;
     fk.hold = 1;
-    assert_non_null(sr_ctx.retry_head);
-    assert_true(sr_ctx.peers[0].inflight > 0);
+    assert_non_null(C->retry_head);
+    assert_true(C->peers[0].inflight > 0);
     fk.hold = 0;
-    assert_int_equal(sr_fence(), SYMRAIL_OK);
-    assert_null(sr_ctx.retry_head);
-    assert_int_equal(sr_ctx.peers[0].inflight, 0);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(sr_fence(C), SYMRAIL_OK);
+    assert_null(C->retry_head);
+    assert_int_equal(C->peers[0].inflight, 0);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
     assert_each_byte_once(1000);
 }
 
@@ -429,13 +427,13 @@ static void test_local_completion_flush(void **state)
     (void)state;
     static char buf[100];
     fk.local = 1;
-    sr_ctx.peers[0].local_comp = 1;
-    assert_int_equal(sr_rma(1, buf, 0, 8, 0, 1), SYMRAIL_OK);  /* returns at post */
-    assert_int_equal(sr_rma(1, buf, 8, 8, 0, 0), SYMRAIL_OK);
+    sr_rt.peers[0].local_comp = 1;
+    assert_int_equal(sr_rma(C, 1, buf, 0, 8, 0, 1), SYMRAIL_OK);  /* returns at post */
+    assert_int_equal(sr_rma(C, 1, buf, 8, 8, 0, 0), SYMRAIL_OK);
     assert_int_equal(fk.flushes, 0);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
     assert_int_equal(fk.flushes, 1);
-    assert_int_equal(sr_quiet(), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
     assert_int_equal(fk.flushes, 1);  /* nothing new to flush */
     assert_each_byte_once(16);
 }
@@ -449,9 +447,9 @@ static void test_atomic_timeout_logged_once(void **state)
     assert_true(fd >= 0 && saved >= 0);
     fflush(stderr);
     dup2(fd, 2);
-    sr_ctx.env.op_timeout = 50;
+    sr_rt.env.op_timeout = 50;
     uint64_t old = 0;
-    symrail_status_t st = sr_amo(SR_TL_AMO_ADD, 0, 1, 0, 0, &old);
+    symrail_status_t st = sr_amo(C, SR_TL_AMO_ADD, 0, 1, 0, 0, &old);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

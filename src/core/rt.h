@@ -1,7 +1,8 @@
-/* The library context: all mutable state of one PE. */
-#ifndef SR_CORE_CTX_H
-#define SR_CORE_CTX_H
+/* The runtime: the state of one PE that all its contexts share. */
+#ifndef SR_CORE_RT_H
+#define SR_CORE_RT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <symrail.h>
@@ -26,12 +27,24 @@
 
 typedef enum { SR_STATE_NONE = 0, SR_STATE_UP, SR_STATE_DOWN } sr_state_t;
 
+typedef struct symrail_ctx sr_ctx_t;
+
+/* What a context hands to a transport to be called back: the context it
+ * belongs to, and the link by which a completion that another thread found
+ * (SYMRAIL_THREAD_MULTIPLE) waits in that context's inbox for its owner. */
+typedef struct sr_op {
+    sr_tl_comp_t     comp;      /* first: the transport hands it back */
+    sr_ctx_t        *ctx;
+    struct sr_op    *done_next;
+    symrail_status_t done_status;
+} sr_op_t;
+
 /* A request counts the slices of one operation still in flight.  Blocking
  * calls take theirs from a pool, never from their own stack frame: a call
  * that gives up waiting (timeout) leaves the request behind as an orphan,
  * and the last completion that still arrives for it frees it. */
 typedef struct {
-    sr_tl_comp_t     comp;      /* first: atomics and flushes complete through it */
+    sr_op_t          op;        /* first: atomics and flushes complete through it */
     uint32_t         remaining;
     uint8_t          orphan;
     symrail_status_t status;
@@ -46,8 +59,8 @@ typedef struct {
 
 /* One slice of a transfer: posted to one lane, retried on another on failure. */
 typedef struct sr_slice {
-    sr_tl_comp_t     comp;      /* first: the transport hands it back */
-    struct sr_slice *next;      /* free list or retry queue */
+    sr_op_t          op;        /* first: the transport hands it back */
+    struct sr_slice *next;      /* retry queue */
     sr_req_t        *req;
     char            *local;
     uint64_t         roff;
@@ -62,21 +75,18 @@ typedef struct sr_slice {
 #define SR_LANE_NONE (-1)  /* nothing posted to the peer since the last fence */
 #define SR_LANE_MANY (-2)  /* posted on more than one lane since the last fence */
 
+/* What the runtime knows of one peer; what each context tracks of it is in
+ * sr_cpeer_t. */
 typedef struct {
     const sr_tl_ops_t *ops;
     sr_tl_ep_t        *ep;
     size_t             slice;    /* bytes per slice for this peer */
     char              *base;     /* load/store view of the peer's heap, or NULL */
     int                ordered;  /* a lane applies requests in order (tl attr) */
-    sr_lanes_t         lanes;
+    sr_lanes_t         lanes;    /* weights, kept current by lane events */
     uint32_t           lane_gen[SR_TL_MAX_LANES];  /* last lane report seen */
-    /* What fence and quiet need to know, kept at post time. */
-    uint32_t           inflight;    /* slices posted and not yet completed */
-    int16_t            fence_lane;  /* SR_LANE_NONE, SR_LANE_MANY or the one lane */
     uint8_t            local_comp;  /* the transport completes puts locally */
     uint8_t            immediate;   /* every put and get is done when the call returns */
-    uint8_t            unflushed;   /* a put completed locally since the last flush */
-    uint8_t            touched;     /* on sr_ctx.touched */
     uint8_t            is_local;    /* same node: liveness by process id */
     uint64_t           stopped_since; /* when the local peer was first seen stopped */
     /* Atomics on the peer's words go through this second endpoint (a NIC
@@ -91,6 +101,51 @@ typedef struct {
     uint32_t           amo_lane_gen[SR_TL_MAX_LANES];
 } sr_peer_t;
 
+/* What one context tracks of one peer, kept at post time for fence and quiet. */
+typedef struct {
+    uint32_t     inflight;    /* slices posted and not yet completed */
+    uint32_t     unflushed;   /* lanes that completed a put locally since the last flush */
+    int16_t      fence_lane;  /* SR_LANE_NONE, SR_LANE_MANY or the one lane */
+    uint8_t      touched;     /* on ctx->touched */
+    sr_lane_rr_t rr;          /* this context's turn over the lanes */
+    sr_lane_rr_t amo_rr;
+} sr_cpeer_t;
+
+typedef struct {
+    uint64_t puts, gets, put_bytes, get_bytes, atomics, signals, notifies_sent,
+             notifies_recv, quiets, barriers, waits_slept, backpressure_stalls, retries;
+} sr_stats_t;
+
+#define SR_CTX_MAGIC 0x73724358u  /* "srCX": a live context */
+
+/*
+ * A context: its own completion.  Every operation is issued on one and
+ * tracked by it only (requests, slices, retries, the peers it touched, lane
+ * turns, counters), so quiet on one context never waits for another's
+ * traffic, and threads with contexts of their own share no state of the
+ * core on the data path.  The default context serves the calls without a
+ * context argument.
+ */
+struct symrail_ctx {
+    uint32_t           magic;
+    int                id;
+    long               options;
+    int                locked;    /* shared by threads under THREAD_MULTIPLE: lock taken */
+    int                home;      /* lane preferred for one-slice operations; -1: turn */
+    sr_cpeer_t        *peers;     /* [n_pes] */
+    int               *touched;   /* PEs posted to since the last quiet */
+    int                ntouched;
+    sr_req_t           nbi;       /* every non-blocking operation not yet quieted */
+    sr_pool_t          reqs;      /* sr_req_t of blocking calls */
+    sr_pool_t          slices;    /* sr_slice_t */
+    sr_slice_t        *retry_head, *retry_tail;
+    sr_op_t           *inbox;     /* completions other threads found for us */
+    uint32_t           orphans;   /* requests given up by their callers, still in flight */
+    sr_stats_t         stats;
+    pthread_mutex_t    lock;
+    struct symrail_ctx *next;     /* all contexts of the runtime */
+};
+
 /* The words at the start of every heap.  barrier[r][epoch & 1] receives
  * round r of a barrier: its epoch and what collective call it belongs to. */
 typedef struct {
@@ -100,11 +155,6 @@ typedef struct {
      * Written before the wireup fence, read by local peers after it. */
     uint64_t amo_nic;
 } sr_heap_intern_t;
-
-typedef struct {
-    uint64_t puts, gets, put_bytes, get_bytes, atomics, signals, notifies_sent,
-             notifies_recv, quiets, barriers, waits_slept, backpressure_stalls, retries;
-} sr_stats_t;
 
 typedef struct {
     sr_state_t         state;
@@ -126,37 +176,81 @@ typedef struct {
     sr_heap_alloc_t    heap;
     uint64_t           barrier_epoch;
 
-    sr_req_t           nbi;       /* every non-blocking operation not yet quieted */
-    sr_pool_t          reqs;      /* sr_req_t of blocking calls */
-    sr_pool_t          slices;    /* sr_slice_t */
-    int               *touched;   /* PEs posted to since the last quiet */
-    int                ntouched;
     int                live_next; /* next peer the liveness check looks at */
     uint64_t           live_last;    /* when the liveness check last ran */
     uint64_t           live_resumed; /* when this process ran again after a gap */
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
-    sr_slice_t        *retry_head, *retry_tail;
     sr_msgq_t          notifyq;   /* received, not yet consumed */
-    sr_stats_t         stats;
-} sr_ctx_t;
+    uint64_t           notifies_recv, notifies_sent, waits_slept;  /* atomic */
 
-extern sr_ctx_t sr_ctx;
+    /* Threads and contexts. */
+    int                thread_level;  /* SYMRAIL_THREAD_* granted at init */
+    int                mt;            /* THREAD_MULTIPLE: threads call at once */
+    sr_ctx_t          *dctx;          /* the default context */
+    sr_ctx_t          *cctx;          /* the collectives' own (barriers) */
+    sr_ctx_t          *ctxs;          /* every context, under ctx_lock */
+    sr_ctx_t          *zombies;       /* destroyed with operations still in flight */
+    int                ctx_ids;
+    sr_stats_t         retired;       /* counters of destroyed contexts */
+    pthread_mutex_t    ctx_lock;      /* the context list */
+    pthread_mutex_t    lane_lock;     /* lane reports from several threads */
+    pthread_mutex_t    live_lock;     /* one liveness check at a time */
+    pthread_mutex_t    notify_lock;   /* notifyq */
+} sr_rt_t;
+
+extern sr_rt_t sr_rt;
 
 static inline sr_heap_intern_t *sr_intern(void)
 {
-    return (sr_heap_intern_t *)(void *)sr_ctx.heap_base;
+    return (sr_heap_intern_t *)(void *)sr_rt.heap_base;
 }
 
 static inline uint64_t sr_heap_offset(const void *addr)
 {
-    return (uint64_t)((const char *)addr - sr_ctx.heap_base);
+    return (uint64_t)((const char *)addr - sr_rt.heap_base);
 }
 
 /* init.c */
-symrail_status_t sr_core_init(void);
+symrail_status_t sr_core_init(int thread_level);
 symrail_status_t sr_core_finalize(void);
 void sr_core_abort(int code, const char *msg) __attribute__((noreturn));
 void sr_stats_collect(symrail_stats_t *stats_p);
+
+/* ctx.c */
+extern __thread sr_ctx_t *sr_ctx_cur;  /* the context this thread progresses */
+symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p);
+/* Completes the context's operations, then frees it. */
+symrail_status_t sr_ctx_free(sr_ctx_t *ctx);
+void sr_ctxs_fini(void);
+void sr_ctx_stats_sum(sr_stats_t *sum_p);
+static inline void sr_ctx_enter(sr_ctx_t *ctx)
+{
+    if (sr_unlikely(ctx->locked))
+        pthread_mutex_lock(&ctx->lock);
+}
+static inline void sr_ctx_leave(sr_ctx_t *ctx)
+{
+    if (sr_unlikely(ctx->locked))
+        pthread_mutex_unlock(&ctx->lock);
+}
+/* A completion for `op`: 1 when it went to its context's inbox because
+ * another thread found it (the owner handles it in its progress). */
+static inline int sr_op_defer(sr_op_t *op, symrail_status_t status)
+{
+    if (sr_likely(!sr_rt.mt) || op->ctx == sr_ctx_cur)
+        return 0;
+    sr_ctx_t *ctx = op->ctx;
+    op->done_status = status;
+    sr_op_t *head = __atomic_load_n(&ctx->inbox, __ATOMIC_RELAXED);
+    do {
+        op->done_next = head;
+    } while (!__atomic_compare_exchange_n(&ctx->inbox, &head, op, 1, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+    return 1;
+}
+void sr_ctx_drain(sr_ctx_t *ctx);
+/* quiet of ctx, from a caller that does not hold it (collectives). */
+symrail_status_t sr_ctx_quiet(sr_ctx_t *ctx);
 
 /* progress.c: one wait loop for every blocking call. */
 typedef int (*sr_cond_fn_t)(void *arg);
@@ -164,14 +258,17 @@ enum {
     SR_WAIT_REMOTE = 1,        /* the condition changes when a peer writes to us: may sleep */
     SR_WAIT_USER_TIMEOUT = 2,  /* the caller asked for the timeout: not an error to log */
 };
-int  sr_progress(void);
-/* Waits until cond(arg) is true.  timeout_ms 0 means no limit; dead peers end
- * the wait with SYMRAIL_ERR_PEER_GONE.  `what` names the wait in messages. */
-symrail_status_t sr_wait(sr_cond_fn_t cond, void *arg, unsigned flags, uint64_t timeout_ms,
-                         const char *what);
+/* Drives the transports, and the completions and retries of ctx (NULL: of
+ * no context; in a single-threaded job every context's are handled). */
+int  sr_progress(sr_ctx_t *ctx);
+/* Waits until cond(arg) is true, progressing ctx (may be NULL).  timeout_ms
+ * 0 means no limit; dead peers end the wait with SYMRAIL_ERR_PEER_GONE.
+ * `what` names the wait in messages. */
+symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
+                         uint64_t timeout_ms, const char *what);
 /* req.c */
-void sr_req_init(sr_req_t *req);
-sr_req_t *sr_req_get(void);
+void sr_req_init(sr_ctx_t *ctx, sr_req_t *req);
+sr_req_t *sr_req_get(sr_ctx_t *ctx);
 /* Gives a request back; one still counting completions becomes an orphan. */
 void sr_req_put(sr_req_t *req);
 /* One of the request's operations finished. */
@@ -179,11 +276,13 @@ static inline void sr_req_complete(sr_req_t *req, symrail_status_t status)
 {
     if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
         req->status = status;
-    if (--req->remaining == 0 && req->orphan)
+    if (--req->remaining == 0 && req->orphan) {
+        req->op.ctx->orphans--;
+        req->orphan = 0;
         sr_req_put(req);
+    }
 }
 symrail_status_t sr_req_wait(sr_req_t *req, const char *what);
-void sr_reqs_fini(void);
 
 /* liveness.c: SYMRAIL_OK, SYMRAIL_ERR_PEER_GONE or SYMRAIL_ERR_PEER_UNRESPONSIVE;
  * logs nothing. */
@@ -195,30 +294,30 @@ void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 
 /* rma.c */
 /* Through a transport that may keep work in flight: slices, lanes, requests. */
-symrail_status_t sr_rma_net(int is_put, void *local, uint64_t roff, size_t len, int pe,
-                            int blocking);
+symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
+                            int pe, int blocking);
 /* Inline, so that a put to a load/store peer is the copy and little else. */
-static inline symrail_status_t sr_rma(int is_put, void *local, uint64_t roff, size_t len,
-                                      int pe, int blocking)
+static inline symrail_status_t sr_rma(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff,
+                                      size_t len, int pe, int blocking)
 {
-    sr_peer_t *peer = &sr_ctx.peers[pe];
+    sr_peer_t *peer = &sr_rt.peers[pe];
     if (is_put) {
-        sr_ctx.stats.puts++;
-        sr_ctx.stats.put_bytes += len;
+        ctx->stats.puts++;
+        ctx->stats.put_bytes += len;
     } else {
-        sr_ctx.stats.gets++;
-        sr_ctx.stats.get_bytes += len;
+        ctx->stats.gets++;
+        ctx->stats.get_bytes += len;
     }
     if (peer->immediate)
         return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
                       : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
-    return sr_rma_net(is_put, local, roff, len, pe, blocking);
+    return sr_rma_net(ctx, is_put, local, roff, len, pe, blocking);
 }
-symrail_status_t sr_amo(sr_tl_amo_t op, uint64_t roff, uint64_t operand, uint64_t compare,
-                        int pe, uint64_t *result_p);
+symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
+                        uint64_t compare, int pe, uint64_t *result_p);
 /* SET of a word that only this PE ever writes (barrier flags): no other
  * provider touches it, so it may take the peer's fastest route. */
-symrail_status_t sr_amo_set_own(uint64_t roff, uint64_t value, int pe);
+symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, int pe);
 /* At wireup: this PE's words take NIC atomics if a transport with
  * nic_atomics carries some peer; publish that in the heap's own words
  * (before the wireup fence), refusing peers whose atomics could not follow. */
@@ -226,25 +325,36 @@ symrail_status_t sr_amo_route_publish(void);
 /* After the fence: atomics to each PE whose words take NIC atomics go
  * through our NIC endpoint to it, local PEs and this PE included. */
 void sr_amo_route_apply(const uint8_t *is_local);
-symrail_status_t sr_quiet(void);
-symrail_status_t sr_fence(void);
-/* Remote completion of everything posted to pe so far. */
-symrail_status_t sr_peer_flush(int pe, const char *what);
-static inline void sr_peer_note(sr_peer_t *peer, int pe, int lane)
+symrail_status_t sr_quiet(sr_ctx_t *ctx);
+symrail_status_t sr_fence(sr_ctx_t *ctx);
+/* Remote completion of everything ctx posted to pe so far. */
+symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what);
+static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
 {
-    if (sr_unlikely(!peer->touched)) {
-        peer->touched = 1;
-        sr_ctx.touched[sr_ctx.ntouched++] = pe;
+    if (sr_unlikely(!cp->touched)) {
+        cp->touched = 1;
+        ctx->touched[ctx->ntouched++] = pe;
     }
-    if (peer->fence_lane != lane)
-        peer->fence_lane = peer->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
+    if (cp->fence_lane != lane)
+        cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
-symrail_status_t sr_put_signal(const void *src, uint64_t roff, size_t len, uint64_t sig_off,
-                               sr_tl_amo_t op, uint64_t value, int pe);
-void sr_rma_progress_retries(void);
+/* The lane for the next operation of ctx to pe: its home lane while that
+ * is up, else the next in turn (avoiding `avoid`). */
+static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid)
+{
+    int n = __atomic_load_n(&lanes->n, __ATOMIC_RELAXED);
+    if (ctx->home >= 0 && n > 0) {
+        int home = ctx->home % n;
+        if (home != avoid && __atomic_load_n(&lanes->weight[home], __ATOMIC_RELAXED))
+            return home;
+    }
+    return sr_lanes_pick(lanes, &cp->rr, avoid);
+}
+symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, size_t len,
+                               uint64_t sig_off, sr_tl_amo_t op, uint64_t value, int pe);
+void sr_rma_progress_retries(sr_ctx_t *ctx);
 void sr_peer_lanes_refresh(int pe);
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation);
-void sr_slices_fini(void);
 
 /* sync.c */
 /* The collective call a barrier belongs to, compared between partners:

@@ -1,0 +1,94 @@
+/*
+ * The checks of the public entry points: every argument is checked once, at
+ * the API, so the core and the transports can trust what they are given.  A
+ * bad argument is reported in one line naming the call and the argument.
+ */
+#ifndef SR_API_API_H
+#define SR_API_API_H
+
+#include "core/rt.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <symrail.h>
+
+#define SR_API_UP(_fn, _fail)                                                      \
+    do {                                                                           \
+        if (sr_unlikely(sr_rt.state != SR_STATE_UP)) {                            \
+            sr_api_not_up(_fn);                                                    \
+            return _fail;                                                          \
+        }                                                                          \
+    } while (0)
+
+void sr_api_not_up(const char *fn);
+/* OpenSHMEM-style calls that cannot return a status end the job. */
+__attribute__((noreturn)) void sr_api_fatal(const char *fn, symrail_status_t st);
+/* The context a call names, or NULL (logged) when it names none alive. */
+sr_ctx_t *sr_api_ctx_bad(const char *fn, symrail_ctx_t ctx);
+static inline sr_ctx_t *sr_api_ctx(const char *fn, symrail_ctx_t ctx)
+{
+    if (ctx == SYMRAIL_CTX_DEFAULT)
+        return sr_rt.dctx;
+    if (sr_likely(ctx->magic == SR_CTX_MAGIC))
+        return ctx;
+    return sr_api_ctx_bad(fn, ctx);
+}
+
+static inline int sr_api_pe_ok(const char *fn, int pe)
+{
+    if (sr_likely(pe >= 0 && pe < sr_rt.n_pes))
+        return 1;
+    sr_error("%s: pe %d is out of range (0..%d)", fn, pe, sr_rt.n_pes - 1);
+    return 0;
+}
+
+/* [addr, addr+len) must lie in the user part of the symmetric heap. */
+static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
+                                uint64_t *off_p)
+{
+    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
+    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
+    if (sr_likely(a >= lo && a < hi && len <= hi - a)) {
+        *off_p = a - (uintptr_t)sr_rt.heap_base;
+        return 1;
+    }
+    if (a >= lo && a < hi)
+        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg,
+                 addr, len, (void *)hi);
+    else
+        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, addr, (void *)lo,
+                 (void *)hi);
+    return 0;
+}
+
+/* The private buffer of a put or get must at least not wrap around. */
+static inline int sr_api_buf_ok(const char *fn, const char *arg, const void *addr, size_t len)
+{
+    if (sr_likely(addr != NULL && (uintptr_t)addr + len >= (uintptr_t)addr) || len == 0)
+        return 1;
+    sr_error("%s: %s %p with %zu bytes is not a valid buffer", fn, arg, addr, len);
+    return 0;
+}
+
+static inline int sr_api_word_ok(const char *fn, const char *arg, const void *addr,
+                                 uint64_t *off_p)
+{
+    if (!sr_api_sym_ok(fn, arg, addr, sizeof(uint64_t), off_p))
+        return 0;
+    if (sr_likely(((uintptr_t)addr & 7) == 0))
+        return 1;
+    sr_error("%s: %s %p is not aligned to 8 bytes", fn, arg, addr);
+    return 0;
+}
+
+
+/* NOSTORE contexts promise no stores: hold them to it. */
+static inline int sr_api_store_ok(const char *fn, const sr_ctx_t *ctx)
+{
+    if (sr_likely(!(ctx->options & SYMRAIL_CTX_NOSTORE)))
+        return 1;
+    sr_error("%s: ctx was created with SYMRAIL_CTX_NOSTORE (no puts, atomics or signals)", fn);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * Contexts: each owns its completion.  A context is core memory only (its
+ * requests, slices, retries, per-peer tracking and counters); the
+ * transports' endpoints and lanes are the runtime's and shared, with each
+ * context flushing only the lanes it used.  So a context costs no file
+ * descriptor or queue pair, creating one is cheap, and destroying one
+ * leaves nothing behind.
+ *
+ * Threads.  Under SYMRAIL_THREAD_MULTIPLE a context that several threads
+ * may use (the default one, and any created without SYMRAIL_CTX_PRIVATE or
+ * SYMRAIL_CTX_SERIALIZED) is entered under its lock for a whole call,
+ * waits included; a private context takes no lock.  Whichever thread runs a
+ * transport's progress may find another context's completion: it pushes it
+ * on that context's inbox (lock-free), and the owner handles it in its own
+ * progress, so a context's state is only ever touched by the thread that
+ * holds it.
+ */
+#include "config.h"
+#include "core/rt.h"
+#include "util/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+__thread sr_ctx_t *sr_ctx_cur;
+
+symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
+{
+    int n = sr_rt.n_pes;
+    sr_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    ctx->peers = calloc((size_t)n, sizeof(*ctx->peers));
+    ctx->touched = calloc((size_t)n, sizeof(*ctx->touched));
+    if (ctx->peers == NULL || ctx->touched == NULL) {
+        free(ctx->peers);
+        free(ctx->touched);
+        free(ctx);
+        return SYMRAIL_ERR_NOMEM;
+    }
+    for (int pe = 0; pe < n; pe++)
+        ctx->peers[pe].fence_lane = SR_LANE_NONE;
+    ctx->options = options;
+    ctx->locked = sr_rt.mt && !(options & (SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_SERIALIZED));
+    pthread_mutex_init(&ctx->lock, NULL);
+    sr_req_init(ctx, &ctx->nbi);
+    sr_pool_init(&ctx->reqs, sizeof(sr_req_t), 16);
+    sr_pool_init(&ctx->slices, sizeof(sr_slice_t), 64);
+
+    pthread_mutex_lock(&sr_rt.ctx_lock);
+    ctx->id = sr_rt.ctx_ids++;
+    ctx->next = sr_rt.ctxs;
+    sr_rt.ctxs = ctx;
+    pthread_mutex_unlock(&sr_rt.ctx_lock);
+    /* The default and the collectives' contexts (ids 0 and 1) turn over
+     * every lane; the others each keep to a lane of their own while it is
+     * up, so that threads with contexts of their own post to different
+     * queue pairs or connections, and a fence on one lane is free. */
+    ctx->home = ctx->id < 2 ? -1 : ctx->id - 2;
+    ctx->magic = SR_CTX_MAGIC;
+    *ctx_p = ctx;
+    return SYMRAIL_OK;
+}
+
+void sr_ctx_drain(sr_ctx_t *ctx)
+{
+    sr_op_t *list = __atomic_exchange_n(&ctx->inbox, NULL, __ATOMIC_ACQUIRE), *fifo = NULL;
+    while (list) {  /* pushed newest first: handle them in the order found */
+        sr_op_t *next = list->done_next;
+        list->done_next = fifo;
+        fifo = list;
+        list = next;
+    }
+    sr_ctx_t *prev = sr_ctx_cur;
+    sr_ctx_cur = ctx;
+    while (fifo) {
+        sr_op_t *next = fifo->done_next;
+        fifo->comp.cb(&fifo->comp, fifo->done_status);
+        fifo = next;
+    }
+    sr_ctx_cur = prev;
+}
+
+symrail_status_t sr_ctx_quiet(sr_ctx_t *ctx)
+{
+    sr_ctx_enter(ctx);
+    symrail_status_t st = sr_quiet(ctx);
+    sr_ctx_leave(ctx);
+    return st;
+}
+
+static void sr_stats_add(sr_stats_t *to, const sr_stats_t *s)
+{
+    to->puts += s->puts;
+    to->gets += s->gets;
+    to->put_bytes += s->put_bytes;
+    to->get_bytes += s->get_bytes;
+    to->atomics += s->atomics;
+    to->signals += s->signals;
+    to->quiets += s->quiets;
+    to->barriers += s->barriers;
+    to->backpressure_stalls += s->backpressure_stalls;
+    to->retries += s->retries;
+}
+
+/* Counters of every context, those destroyed included. */
+void sr_ctx_stats_sum(sr_stats_t *sum_p)
+{
+    memset(sum_p, 0, sizeof(*sum_p));
+    pthread_mutex_lock(&sr_rt.ctx_lock);
+    sr_stats_add(sum_p, &sr_rt.retired);
+    for (sr_ctx_t *c = sr_rt.ctxs; c; c = c->next)
+        sr_stats_add(sum_p, &c->stats);
+    pthread_mutex_unlock(&sr_rt.ctx_lock);
+}
+
+static void sr_ctx_release(sr_ctx_t *ctx)
+{
+    ctx->magic = 0;
+    sr_pool_fini(&ctx->reqs);
+    sr_pool_fini(&ctx->slices);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx->peers);
+    free(ctx->touched);
+    free(ctx);
+}
+
+static int sr_ctx_settled(void *arg)
+{
+    sr_ctx_t *ctx = arg;
+    return ctx->orphans == 0 && ctx->retry_head == NULL;
+}
+
+symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
+{
+    sr_ctx_enter(ctx);
+    symrail_status_t st = sr_quiet(ctx);
+    /* Requests whose callers gave up (timeouts) still point into the
+     * pools: give their completions the usual time to come. */
+    if (ctx->orphans || ctx->retry_head)
+        (void)sr_wait(ctx, sr_ctx_settled, ctx, 0, sr_rt.env.op_timeout, "ctx_destroy");
+    int settled = sr_ctx_settled(ctx);
+    sr_ctx_leave(ctx);
+
+    pthread_mutex_lock(&sr_rt.ctx_lock);
+    for (sr_ctx_t **pc = &sr_rt.ctxs; *pc; pc = &(*pc)->next)
+        if (*pc == ctx) {
+            *pc = ctx->next;
+            break;
+        }
+    sr_stats_add(&sr_rt.retired, &ctx->stats);
+    pthread_mutex_unlock(&sr_rt.ctx_lock);
+    if (settled) {
+        sr_ctx_release(ctx);
+    } else {
+        /* A transport may still complete into it: it lives until finalize,
+         * when the transports are gone. */
+        sr_warn("ctx_destroy: %u operations of context %d never completed; its memory is kept "
+                "until finalize", ctx->orphans, ctx->id);
+        ctx->magic = 0;
+        ctx->next = sr_rt.zombies;
+        sr_rt.zombies = ctx;
+    }
+    return st;
+}
+
+/* After the transports are gone. */
+void sr_ctxs_fini(void)
+{
+    sr_ctx_t *c, *next;
+    for (c = sr_rt.ctxs; c; c = next) {
+        next = c->next;
+        sr_ctx_release(c);
+    }
+    for (c = sr_rt.zombies; c; c = next) {
+        next = c->next;
+        sr_ctx_release(c);
+    }
+    sr_rt.ctxs = sr_rt.zombies = NULL;
+    sr_rt.dctx = sr_rt.cctx = NULL;
+    sr_rt.ctx_ids = 0;
+    memset(&sr_rt.retired, 0, sizeof(sr_rt.retired));
+}
