@@ -1,0 +1,29 @@
+#!/bin/sh
+# Threads and contexts (SYMRAIL_THREAD_MULTIPLE) over shared memory and TCP:
+# threads on private contexts and on the default one, ctx_destroy with
+# transfers in flight, 10 000 contexts.  `make check-tsan` runs the same
+# under ThreadSanitizer (T_THREADS_QUICK=1: fewer threads, it is slow).
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+[ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
+if [ -n "${T_THREADS_QUICK:-}" ]; then
+    sizes="2"; threads="4"
+else
+    sizes="2 4"; threads="4 8"
+fi
+for tl in shm tcp; do
+    for n in $sizes; do
+        for t in $threads; do
+            for mode in private shared; do
+                run_case "$tl: $t threads per PE on $mode contexts (-n $n)" 0 \
+                    "^ok: $t threads per PE" \
+                    env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 \
+                    "$T/t_threads" $mode "$t"
+            done
+        done
+        run_case "$tl: ctx_destroy completes; 10000 contexts leak nothing (-n $n)" 0 \
+            '^ok: ctx_destroy completes' \
+            env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 "$T/t_threads" destroy
+    done
+done
+finish

@@ -1,0 +1,268 @@
+/*
+ * Threads and contexts under SYMRAIL_THREAD_MULTIPLE.
+ *
+ *   t_threads private N   N threads per PE, each on a private context of its
+ *                         own: random put/put_nbi/get/atomics/put_signal to
+ *                         random PEs, every byte and every fetched value
+ *                         checked, ctx_quiet per thread
+ *   t_threads shared N    the same on the default context, shared by N threads
+ *   t_threads destroy     ctx_destroy with transfers in flight completes them;
+ *                         10 000 contexts created and destroyed leak nothing
+ */
+#include "tcommon.h"
+
+#include <dirent.h>
+#include <malloc.h>
+#include <pthread.h>
+
+#define REGION   4096
+#define MAXT     16
+#define PENDING  8
+
+static int me, npes, nthreads, use_private;
+static unsigned char *data;   /* [npes][nthreads][REGION]: region (src pe, thread) */
+static uint64_t *counters;    /* [npes][nthreads]: fetch_add of (src pe, thread) */
+static uint64_t *sigs;        /* [npes][nthreads]: put_signal ADD of (src pe, thread) */
+static uint64_t *global;      /* [2] on PE 0: adds of every thread; their expected sum */
+
+typedef struct {
+    int       t;
+    uint64_t  rng;
+    uint64_t  global_adds;
+    unsigned char *mirror;    /* [npes][REGION]: what our region holds on each PE */
+    uint64_t *expect;         /* [npes]: our counter on each PE */
+    uint64_t *nsig;           /* [npes]: our signals to each PE */
+    unsigned char pend[PENDING][512];
+    int       npend;
+} worker_t;
+
+static uint64_t rnd(worker_t *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static size_t slot(int src, int t)
+{
+    return (size_t)src * (size_t)nthreads + (size_t)t;
+}
+
+static void quiet(symrail_ctx_t ctx, worker_t *w)
+{
+    T_CHECK(symrail_ctx_quiet(ctx));
+    w->npend = 0;
+}
+
+static void check_region(symrail_ctx_t ctx, worker_t *w, int q, size_t off, size_t len)
+{
+    unsigned char buf[REGION];
+    T_CHECK(symrail_ctx_get(ctx, buf, data + slot(me, w->t) * REGION + off, len, q));
+    for (size_t i = 0; i < len; i++)
+        T_ASSERT(buf[i] == w->mirror[(size_t)q * REGION + off + i],
+                 "thread %d: byte %zu of our region on PE %d is %u, expected %u", w->t,
+                 off + i, q, buf[i], w->mirror[(size_t)q * REGION + off + i]);
+}
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    symrail_ctx_t ctx = SYMRAIL_CTX_DEFAULT;
+    if (use_private)
+        T_CHECK(symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &ctx));
+    const int iters = 400;
+    for (int i = 0; i < iters; i++) {
+        int q = (int)(rnd(w) % (uint64_t)npes);
+        unsigned op = (unsigned)(rnd(w) % 6);
+        size_t len = 1 + rnd(w) % 512, off = rnd(w) % (REGION - len);
+        unsigned char *dst = data + slot(me, w->t) * REGION + off;
+        unsigned char *m = w->mirror + (size_t)q * REGION + off;
+        switch (op) {
+        case 0:  /* blocking put: the source may be reused at once */
+            for (size_t b = 0; b < len; b++)
+                m[b] = (unsigned char)rnd(w);
+            T_CHECK(symrail_ctx_put(ctx, dst, m, len, q));
+            break;
+        case 1:  /* put_nbi: its source stays put until the quiet */
+            if (w->npend == PENDING)
+                quiet(ctx, w);
+            for (size_t b = 0; b < len; b++)
+                w->pend[w->npend][b] = m[b] = (unsigned char)rnd(w);
+            T_CHECK(symrail_ctx_put_nbi(ctx, dst, w->pend[w->npend], len, q));
+            w->npend++;
+            break;
+        case 2:
+            quiet(ctx, w);
+            check_region(ctx, w, q, off, len);
+            break;
+        case 3: {
+            uint64_t v = 1 + rnd(w) % 1000, old = 0;
+            T_CHECK(symrail_ctx_atomic_fetch_add(ctx, &counters[slot(me, w->t)], v, q, &old));
+            T_ASSERT(old == w->expect[q], "thread %d: fetch_add on PE %d returned %llu, "
+                     "expected %llu", w->t, q, (unsigned long long)old,
+                     (unsigned long long)w->expect[q]);
+            w->expect[q] += v;
+            break;
+        }
+        case 4:
+            T_CHECK(symrail_ctx_atomic_add(ctx, &global[0], 1, 0));
+            w->global_adds++;
+            break;
+        default:
+            for (size_t b = 0; b < len; b++)
+                m[b] = (unsigned char)rnd(w);
+            T_CHECK(symrail_ctx_put_signal(ctx, dst, m, len, &sigs[slot(me, w->t)], 1,
+                                           SYMRAIL_SIGNAL_ADD, q));
+            w->nsig[q]++;
+            break;
+        }
+    }
+    quiet(ctx, w);
+    for (int q = 0; q < npes; q++) {
+        uint64_t v = 0;
+        check_region(ctx, w, q, 0, REGION);
+        T_CHECK(symrail_ctx_atomic_fetch(ctx, &sigs[slot(me, w->t)], q, &v));
+        T_ASSERT(v == w->nsig[q], "thread %d: signal on PE %d is %llu, expected %llu", w->t, q,
+                 (unsigned long long)v, (unsigned long long)w->nsig[q]);
+        T_CHECK(symrail_ctx_atomic_fetch(ctx, &counters[slot(me, w->t)], q, &v));
+        T_ASSERT(v == w->expect[q], "thread %d: counter on PE %d is %llu, expected %llu", w->t,
+                 q, (unsigned long long)v, (unsigned long long)w->expect[q]);
+    }
+    if (use_private)
+        T_CHECK(symrail_ctx_destroy(ctx));
+    return NULL;
+}
+
+static void run_threads(const char *mode, int n)
+{
+    worker_t w[MAXT];
+    pthread_t th[MAXT];
+    nthreads = n;
+    use_private = strcmp(mode, "private") == 0;
+    size_t slots = (size_t)npes * (size_t)n;
+    data = symrail_calloc(slots, REGION);
+    counters = symrail_calloc(slots, sizeof(uint64_t));
+    sigs = symrail_calloc(slots, sizeof(uint64_t));
+    global = symrail_calloc(2, sizeof(uint64_t));
+    T_ASSERT(data && counters && sigs && global, "symrail_calloc failed");
+    for (int t = 0; t < n; t++) {
+        memset(&w[t], 0, sizeof(w[t]));
+        w[t].t = t;
+        w[t].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(me * MAXT + t + 1);
+        w[t].mirror = calloc((size_t)npes, REGION);
+        w[t].expect = calloc((size_t)npes, sizeof(uint64_t));
+        w[t].nsig = calloc((size_t)npes, sizeof(uint64_t));
+        T_ASSERT(w[t].mirror && w[t].expect && w[t].nsig, "out of memory");
+    }
+    T_CHECK(symrail_barrier_all());
+    for (int t = 0; t < n; t++)
+        T_ASSERT(pthread_create(&th[t], NULL, work, &w[t]) == 0, "pthread_create failed");
+    uint64_t adds = 0;
+    for (int t = 0; t < n; t++) {
+        pthread_join(th[t], NULL);
+        adds += w[t].global_adds;
+        free(w[t].mirror);
+        free(w[t].expect);
+        free(w[t].nsig);
+    }
+    T_CHECK(symrail_atomic_add(&global[1], adds, 0));
+    T_CHECK(symrail_barrier_all());
+    if (me == 0)
+        T_ASSERT(global[0] == global[1], "the shared counter is %llu, but the threads added "
+                 "%llu", (unsigned long long)global[0], (unsigned long long)global[1]);
+    T_CHECK(symrail_barrier_all());
+    symrail_free(global);
+    symrail_free(sigs);
+    symrail_free(counters);
+    symrail_free(data);
+    if (me == 0)
+        printf("ok: %d threads per PE on %s, %d PEs: every byte and value checked\n",
+               n, use_private ? "private contexts" : "the default context", npes);
+}
+
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    T_ASSERT(d != NULL, "cannot list /proc/self/fd");
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void run_destroy(void)
+{
+    const size_t big = 1u << 20, nbig = 8;
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    unsigned char *dst = symrail_calloc(nbig, big);
+    unsigned char *src = malloc(nbig * big);
+    T_ASSERT(dst && src, "out of memory");
+    for (size_t i = 0; i < nbig * big; i++)
+        src[i] = t_byte(me, 7, i);
+    T_CHECK(symrail_barrier_all());
+    symrail_ctx_t ctx;
+    T_CHECK(symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &ctx));
+    for (size_t k = 0; k < nbig; k++)
+        T_CHECK(symrail_ctx_put_nbi(ctx, dst + k * big, src + k * big, big, to));
+    T_CHECK(symrail_ctx_destroy(ctx));  /* completes them */
+    T_CHECK(symrail_barrier_all());
+    for (size_t i = 0; i < nbig * big; i++)
+        T_ASSERT(dst[i] == t_byte(from, 7, i), "byte %zu from PE %d did not arrive before "
+                 "ctx_destroy returned", i, from);
+
+    /* Warm up once, so that what the first contexts grow for good (pools of
+     * the allocator, the transports' own) does not count as a leak. */
+    uint64_t *word = symrail_calloc(1, sizeof(uint64_t));
+    T_ASSERT(word != NULL, "symrail_calloc failed");
+    for (int i = 0; i < 100; i++) {
+        T_CHECK(symrail_ctx_create(0, &ctx));
+        T_CHECK(symrail_ctx_atomic_add(ctx, word, 1, to));
+        T_CHECK(symrail_ctx_destroy(ctx));
+    }
+    int fds = count_fds();
+    struct mallinfo2 before = mallinfo2();
+    for (int i = 0; i < 10000; i++) {
+        T_CHECK(symrail_ctx_create(i & 1 ? SYMRAIL_CTX_PRIVATE : 0, &ctx));
+        T_CHECK(symrail_ctx_put(ctx, dst, src, 64, to));
+        T_CHECK(symrail_ctx_atomic_add(ctx, word, 1, to));
+        T_CHECK(symrail_ctx_destroy(ctx));
+    }
+    struct mallinfo2 after = mallinfo2();
+    T_ASSERT(count_fds() == fds, "10000 contexts left %d file descriptors open",
+             count_fds() - fds);
+    T_ASSERT(after.uordblks <= before.uordblks + 65536,
+             "10000 contexts left %zu bytes allocated", after.uordblks - before.uordblks);
+    /* A destroyed context is refused by name, not used. */
+    T_CHECK(symrail_barrier_all());
+    T_ASSERT(*word == 10100, "the word took %llu adds, expected 10100",
+             (unsigned long long)*word);
+    symrail_free(word);
+    free(src);
+    symrail_free(dst);
+    if (me == 0)
+        printf("ok: ctx_destroy completes transfers in flight; 10000 contexts leak nothing\n");
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    T_CHECK(symrail_init_thread(SYMRAIL_THREAD_MULTIPLE, &provided));
+    T_ASSERT(provided == SYMRAIL_THREAD_MULTIPLE, "provided %d", provided);
+    int q = -1;
+    T_CHECK(symrail_query_thread(&q));
+    T_ASSERT(q == SYMRAIL_THREAD_MULTIPLE, "query_thread gave %d", q);
+    me = symrail_my_pe();
+    npes = symrail_n_pes();
+    const char *mode = argc > 1 ? argv[1] : "private";
+    int n = argc > 2 ? atoi(argv[2]) : 4;
+    if (n < 1 || n > MAXT)
+        n = 4;
+    if (strcmp(mode, "destroy") == 0)
+        run_destroy();
+    else
+        run_threads(mode, n);
+    symrail_finalize();
+    return 0;
+}
