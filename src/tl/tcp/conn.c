@@ -171,7 +171,7 @@ static void sr_tcp_arm(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 
 /* Writes what the connection has queued, as far as the socket takes it;
  * -1 when the connection failed, 1 when a throttled target may read requests
- * again.  io_lock held for the target side. */
+ * again.  io_lock held for the target side, the lane's lock for ours. */
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     while (c->tx_head) {
@@ -407,7 +407,8 @@ static int sr_tcp_read_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, ssize_t r, size_
     return SR_TCP_READ_ENDED;
 }
 
-/* Reads and handles what the connection has; io_lock held for the target side. */
+/* Reads and handles what the connection has; io_lock held for the target
+ * side, the lane's lock for ours. */
 static void sr_tcp_rx(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     size_t budget = SR_TCP_IO_BUDGET;
