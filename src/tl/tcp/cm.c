@@ -272,10 +272,12 @@ symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size
             continue;
         sr_tcp_conn_t *c = sr_tcp_conn_new(ctx, fd, 1, name);
         if (c) {
-            c->state = SR_TCP_UP;
+            sr_tcp_lock(c);  /* progress may see it already */
             c->pe = pe;
             c->lane = l;
             c->ep = ep;
+            __atomic_store_n(&c->state, SR_TCP_UP, __ATOMIC_RELAXED);
+            sr_tcp_unlock(c);
             ep->lanes[l] = c;
             nup++;
         }
@@ -291,7 +293,7 @@ symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size
     }
     if (nup < ep->nlanes)
         sr_warn("tcp: only %d of %d lanes to PE %d are up", nup, ep->nlanes, pe);
-    ctx->eps[pe] = ep;
+    __atomic_store_n(&ctx->eps[pe], ep, __ATOMIC_RELEASE);
     *ep_p = ep;
     return SYMRAIL_OK;
 }

@@ -16,10 +16,11 @@ void sr_tcp_conn_close_fd(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     }
 }
 
-/* Each side has its own pool, so that neither needs the other's lock. */
-static sr_tcp_txbuf_t **sr_tcp_pool(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c)
+/* The target side has one pool (io_lock), each of our lanes its own (its
+ * lock), so that none needs another's lock. */
+static sr_tcp_txbuf_t **sr_tcp_pool(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
-    return c->is_out ? &ctx->txb_out_free : &ctx->txb_free;
+    return c->is_out ? &c->txb_free : &ctx->txb_free;
 }
 
 void sr_tcp_tx_release(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_tx_t *tx)
@@ -41,6 +42,9 @@ sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char 
     c->kind = SR_TCP_K_CONN;
     c->fd = fd;
     c->is_out = (uint8_t)is_out;
+    c->mt = (uint8_t)(is_out && ctx->mt);
+    pthread_mutex_init(&c->lock, NULL);
+    sr_pool_init(&c->ops, sizeof(sr_tcp_op_t), is_out ? 64 : 1);
     c->pe = -1;
     c->lane = -1;
     c->last_rx_ns = sr_time_ns();
@@ -49,39 +53,82 @@ sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char 
     struct epoll_event ev = { .events = c->events, .data.ptr = c };
     if (epoll_ctl(is_out ? ctx->ep_out : ctx->ep_in, EPOLL_CTL_ADD, fd, &ev) != 0) {
         sr_error("tcp: epoll_ctl for the connection with %s failed: %m", name);
-        free(c->rxbuf);
-        free(c);
+        sr_tcp_conn_free(c);
         return NULL;
     }
-    sr_tcp_conn_t **list = is_out ? &ctx->out_conns : &ctx->conns;
-    c->next = *list;
-    *list = c;
+    if (is_out) {
+        /* progress() and stats may walk the list meanwhile. */
+        c->next = __atomic_load_n(&ctx->out_conns, __ATOMIC_RELAXED);
+        __atomic_store_n(&ctx->out_conns, c, __ATOMIC_RELEASE);
+    } else {
+        c->next = ctx->conns;
+        ctx->conns = c;
+    }
     return c;
 }
 
+/* The struct of a connection whose fd is closed, with what it still holds. */
+void sr_tcp_conn_free(sr_tcp_conn_t *c)
+{
+    while (c->txb_free) {
+        sr_tcp_txbuf_t *b = c->txb_free;
+        c->txb_free = b->next_free;
+        free(b);
+    }
+    sr_pool_fini(&c->ops);
+    pthread_mutex_destroy(&c->lock);
+    free(c->rxbuf);
+    free(c);
+}
+
 /* A request of ours is over; comp->cb follows from progress(), never from
- * inside an op. */
+ * inside an op.  Pushed by whoever holds the request's lane lock, taken
+ * whole by any caller of progress (sr_tcp_done_take). */
 void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status)
 {
     op->status = status;
-    op->next = NULL;
-    if (ctx->done_tail)
-        ctx->done_tail->next = op;
-    else
-        ctx->done_head = op;
-    ctx->done_tail = op;
+    if (!ctx->mt) {
+        op->next = ctx->done;
+        ctx->done = op;
+        return;
+    }
+    op->next = __atomic_load_n(&ctx->done, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&ctx->done, &op->next, op, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+        ;
+}
+
+/* Every finished request, oldest first. */
+sr_tcp_op_t *sr_tcp_done_take(sr_tl_ctx_t *ctx)
+{
+    sr_tcp_op_t *op, *fifo = NULL;
+    if (__atomic_load_n(&ctx->done, __ATOMIC_RELAXED) == NULL)
+        return NULL;
+    if (ctx->mt) {
+        op = __atomic_exchange_n(&ctx->done, NULL, __ATOMIC_ACQUIRE);
+    } else {
+        op = ctx->done;
+        ctx->done = NULL;
+    }
+    while (op) {
+        sr_tcp_op_t *next = op->next;
+        op->next = fifo;
+        fifo = op;
+        op = next;
+    }
+    return fifo;
 }
 
 /* Ends a connection: every request pending on it fails.  Held: io_lock for
- * the target side.  The struct stays until sr_tcp_reap (or fini): the
- * thread may hold an event naming it. */
+ * the target side, the connection's lock for ours.  The struct stays until
+ * sr_tcp_reap (or fini): the thread may hold an event naming it. */
 void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t status)
 {
     if (c->state == SR_TCP_DEAD)
         return;
     if (!c->is_out && c->state != SR_TCP_UP)
         ctx->nhs--;
-    c->state = SR_TCP_DEAD;
+    __atomic_store_n(&c->state, SR_TCP_DEAD, __ATOMIC_RELAXED);
     sr_tcp_conn_close_fd(ctx, c);
     free(c->rxbuf);
     c->rxbuf = NULL;
@@ -95,8 +142,8 @@ void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t statu
         ctx->credit_conn[c->pe] = NULL;
     if (c->is_out && c->ep && c->lane >= 0) {
         /* Told to the core from progress(), never from inside an op. */
-        c->ep->lanes_down |= 1u << c->lane;
-        ctx->lane_events = 1;
+        __atomic_fetch_or(&c->ep->lanes_down, 1u << c->lane, __ATOMIC_RELAXED);
+        __atomic_store_n(&ctx->lane_events, 1, __ATOMIC_RELEASE);
     }
     if (c->is_out && c->pend_head) {
         /* The peer is gone when this was its last lane (or it said goodbye). */
@@ -124,7 +171,7 @@ static void sr_tcp_arm(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 
 /* Writes what the connection has queued, as far as the socket takes it;
  * -1 when the connection failed, 1 when a throttled target may read requests
- * again.  io_lock held for the target side. */
+ * again.  io_lock held for the target side, the lane's lock for ours. */
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     while (c->tx_head) {
@@ -191,7 +238,7 @@ void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx)
     c->tx_tail = tx;
 }
 
-sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c)
+sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     sr_tcp_txbuf_t **pool = sr_tcp_pool(ctx, c), *b = *pool;
     if (b)
@@ -263,8 +310,10 @@ static int sr_tcp_on_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     sr_tl_ep_t *ep = c->ep;
     sr_tcp_op_t *op = c->pend_head;
     if (f->op == SR_TCP_OP_CREDIT) {
-        if (f->a > ep->n_credit && f->a <= ep->n_sent)
-            ep->n_credit = f->a;
+        /* Only progress_lock's holder stores it: no lost update. */
+        if (f->a > __atomic_load_n(&ep->n_credit, __ATOMIC_RELAXED) &&
+            f->a <= __atomic_load_n(&ep->n_sent, __ATOMIC_RELAXED))
+            __atomic_store_n(&ep->n_credit, f->a, __ATOMIC_RELAXED);
         return 0;
     }
     static const uint8_t want[] = { [SR_TCP_OP_PUT] = SR_TCP_OP_ACK,
@@ -358,7 +407,8 @@ static int sr_tcp_read_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, ssize_t r, size_
     return SR_TCP_READ_ENDED;
 }
 
-/* Reads and handles what the connection has; io_lock held for the target side. */
+/* Reads and handles what the connection has; io_lock held for the target
+ * side, the lane's lock for ours. */
 static void sr_tcp_rx(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     size_t budget = SR_TCP_IO_BUDGET;

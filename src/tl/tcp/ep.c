@@ -4,7 +4,8 @@
 #include "config.h"
 #include "tl/tcp/tcp.h"
 
-static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx);
+static sr_tcp_op_t *sr_tcp_op_get(sr_tcp_conn_t *c);
+static int sr_tcp_check_lane(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now);
 
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
 {
@@ -13,27 +14,25 @@ int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
         weights_p[0] = 1;
         return 1;
     }
-    for (int l = 0; l < n; l++) {
-        sr_tcp_conn_t *c = ep->lanes[l];
-        weights_p[l] = c && c->state == SR_TCP_UP ? 1 : 0;
-    }
+    for (int l = 0; l < n; l++)
+        weights_p[l] = sr_tcp_up(ep->lanes[l]) ? 1 : 0;
     return n;
 }
 
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
 {
     for (int l = 0; l < ep->nlanes; l++)
-        if (ep->lanes[l] && ep->lanes[l]->state == SR_TCP_UP)
+        if (sr_tcp_up(ep->lanes[l]))
             return 1;
     return 0;
 }
 
 /* Fails request `op` of ours as unresponsive now, leaving it pending so
  * that its reply, if it ever comes, still finds it: the reply then goes
- * nowhere.  -1 when that cannot be done (no memory). */
+ * nowhere.  -1 when that cannot be done (no memory).  c's lock held. */
 static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
 {
-    sr_tcp_op_t *proxy = sr_tcp_op_get(ctx);
+    sr_tcp_op_t *proxy = sr_tcp_op_get(c);
     sr_tcp_tx_t *tx = c->tx_head;
     if (proxy == NULL)
         return -1;
@@ -43,7 +42,7 @@ static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
         /* Still (partly) queued: the caller may reuse its buffer once told. */
         char *copy = malloc(op->tx.dlen);
         if (copy == NULL) {
-            sr_tcp_op_put(ctx, proxy);
+            sr_tcp_op_put(proxy);
             return -1;
         }
         sr_copy(copy, op->tx.data, op->tx.dlen);
@@ -58,76 +57,120 @@ static int sr_tcp_abandon(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_op_t *op)
 
 /* Peers that stopped answering our requests.  A dead link resets nothing,
  * and a stopped process looks the same: silence is all there is to see, so
- * the requests fail but the connections stay, in case the peer resumes. */
+ * the requests fail but the connections stay, in case the peer resumes.
+ * progress_lock held. */
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now)
 {
     ctx->next_out_check_ns = now + SR_TCP_CHECK_NS;
-    for (sr_tcp_conn_t *c = ctx->out_conns; c; c = c->next) {
-        if (c->state != SR_TCP_UP || c->nops == 0 || now - c->last_rx_ns <= ctx->dead_ns)
-            continue;
-        sr_tl_ep_t *ep = c->ep;
-        uint32_t n = 0;
-        for (sr_tcp_op_t *op = c->pend_head; op; op = op->next) {
-            if (op->comp == NULL || now - op->t_ns <= ctx->dead_ns)
-                continue;
-            if (sr_tcp_abandon(ctx, c, op) != 0) {
-                sr_error("tcp: out of memory while failing requests to PE %d: its lane %d "
-                         "is closed", ep->pe, c->lane);
-                sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_PEER_UNRESPONSIVE);
-                break;
-            }
-            n++;
-        }
-        if (n == 0)
-            continue;
-        if (!ep->unresp)
-            sr_error("tcp: PE %d (%s) has not answered for %llu ms: %u requests fail, and "
-                     "new ones until it answers again (peer unresponsive)", ep->pe, c->name,
-                     (unsigned long long)((now - c->last_rx_ns) / 1000000), n);
-        ep->unresp = 1;
-        ep->unresp_ns = now;
+    for (sr_tcp_conn_t *c = __atomic_load_n(&ctx->out_conns, __ATOMIC_ACQUIRE); c;
+         c = c->next) {
+        sr_tcp_lock(c);
+        if (sr_tcp_check_lane(ctx, c, now) != 0)
+            sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_PEER_UNRESPONSIVE);
+        sr_tcp_unlock(c);
     }
 }
 
-static sr_tcp_op_t *sr_tcp_op_get(sr_tl_ctx_t *ctx)
+/* One lane of sr_tcp_check_lanes; c's lock held.  -1: no memory, close it. */
+static int sr_tcp_check_lane(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now)
 {
-    sr_tcp_op_t *op = sr_pool_get(&ctx->ops);
+    /* Another thread may have posted (and stamped) since `now` was read. */
+    if (c->state != SR_TCP_UP || c->nops == 0 || c->last_rx_ns >= now ||
+        now - c->last_rx_ns <= ctx->dead_ns)
+        return 0;
+    sr_tl_ep_t *ep = c->ep;
+    uint32_t n = 0;
+    for (sr_tcp_op_t *op = c->pend_head; op; op = op->next) {
+        if (op->comp == NULL || op->t_ns >= now || now - op->t_ns <= ctx->dead_ns)
+            continue;
+        if (sr_tcp_abandon(ctx, c, op) != 0) {
+            sr_error("tcp: out of memory while failing requests to PE %d: its lane %d "
+                     "is closed", ep->pe, c->lane);
+            return -1;
+        }
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    if (!__atomic_load_n(&ep->unresp, __ATOMIC_RELAXED))
+        sr_error("tcp: PE %d (%s) has not answered for %llu ms: %u requests fail, and "
+                 "new ones until it answers again (peer unresponsive)", ep->pe, c->name,
+                 (unsigned long long)((now - c->last_rx_ns) / 1000000), n);
+    /* The time first: a post that sees the mark compares against it. */
+    __atomic_store_n(&ep->unresp_ns, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&ep->unresp, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* c's lock held.  The pool is the lane's; what other threads finished
+ * waits on ops_back until the pool runs dry. */
+static sr_tcp_op_t *sr_tcp_op_get(sr_tcp_conn_t *c)
+{
+    if (sr_unlikely(c->ops.free == NULL) && c->mt)
+        c->ops.free = __atomic_exchange_n(&c->ops_back, NULL, __ATOMIC_ACQUIRE);
+    sr_tcp_op_t *op = sr_pool_get(&c->ops);
     if (sr_unlikely(op == NULL))
         return NULL;
     memset(op, 0, sizeof(*op));
     op->tx.kind = SR_TCP_TX_OP;
     op->tx.hlen = SR_TCP_HDR_LEN;
+    op->conn = c;
     return op;
 }
 
 /* Only after the op's reply (so its tx has left the send queue) or after
- * its connection failed (which drops the queue first). */
-void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op)
+ * its connection failed (which drops the queue first).  From any thread
+ * when mt: then onto the lane's return stack (the pool's free-list link is
+ * the object's first word, so the stack is a free list as it stands). */
+void sr_tcp_op_put(sr_tcp_op_t *op)
 {
+    sr_tcp_conn_t *c = op->conn;
     free(op->copy);
-    sr_pool_put(&ctx->ops, op);
+    if (!c->mt) {
+        sr_pool_put(&c->ops, op);
+        return;
+    }
+    void *head = __atomic_load_n(&c->ops_back, __ATOMIC_RELAXED);
+    do
+        *(void **)op = head;
+    while (!__atomic_compare_exchange_n((void **)&c->ops_back, &head, op, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
 }
 
-/* Posts request `op` (frame `f`, `len` data bytes in flight) on a lane. */
-static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
-                                      sr_tcp_frame_t *f, size_t len)
+/* Why lane `lane` takes nothing. */
+static symrail_status_t sr_tcp_lane_gone(sr_tl_ep_t *ep)
+{
+    return __atomic_load_n(&ep->ctx->bye[ep->pe], __ATOMIC_RELAXED) || !sr_tcp_ep_alive(ep)
+               ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
+}
+
+/* Posts a request (frame `f`, `len` data bytes in flight, `dlen` of them
+ * sent from `data`, the reply's data to `dst`) on lane c; its lock held
+ * when mt. */
+static inline __attribute__((always_inline)) symrail_status_t
+sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, const void *data,
+            size_t dlen, void *dst, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    if (sr_unlikely(lane < 0 || lane >= ep->nlanes))
-        return SYMRAIL_ERR_INVALID;
-    sr_tcp_conn_t *c = ep->lanes[lane];
-    if (sr_unlikely(c == NULL || c->state != SR_TCP_UP))
-        return __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED) || !sr_tcp_ep_alive(ep)
-                   ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
-    if (sr_unlikely(ep->unresp)) {
-        if (__atomic_load_n(&ctx->heard[ep->pe], __ATOMIC_RELAXED) <= ep->unresp_ns)
+    if (sr_unlikely(c->state != SR_TCP_UP))
+        return sr_tcp_lane_gone(ep);
+    if (sr_unlikely(__atomic_load_n(&ep->unresp, __ATOMIC_ACQUIRE))) {
+        if (__atomic_load_n(&ctx->heard[ep->pe], __ATOMIC_RELAXED) <=
+            __atomic_load_n(&ep->unresp_ns, __ATOMIC_RELAXED))
             return SYMRAIL_ERR_PEER_UNRESPONSIVE;
-        ep->unresp = 0;  /* it answers again */
+        __atomic_store_n(&ep->unresp, 0, __ATOMIC_RELAXED);  /* it answers again */
     }
     if (c->nops >= ctx->max_ops || (c->nops > 0 && c->inflight + len > ctx->max_inflight)) {
-        ctx->n_full++;
+        sr_tcp_count(&c->n_full, 1);
         return SYMRAIL_ERR_AGAIN;
     }
+    sr_tcp_op_t *op = sr_tcp_op_get(c);
+    if (sr_unlikely(op == NULL))
+        return SYMRAIL_ERR_NOMEM;
+    op->comp = comp;
+    op->tx.data = data;
+    op->tx.dlen = dlen;
+    op->dst = dst;
     f->id = op->id = c->next_id++;
     sr_tcp_frame_encode(f, op->tx.hdr);
     op->op = f->op;
@@ -148,19 +191,45 @@ static symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_op_t *op,
     if (idle)
         sr_tcp_flush(ctx, c);
     /* Slices only: the core retries those, not atomics. */
-    if (sr_unlikely(ctx->fault_lane == lane) && f->op != SR_TCP_OP_AMO &&
+    if (sr_unlikely(ctx->fault_lane == c->lane) && f->op != SR_TCP_OP_AMO &&
         ++c->posted == ctx->fault_after && c->state == SR_TCP_UP) {
         sr_warn("tcp: lane %d to PE %d (%s) is down: test fault hook (SYMRAIL_TCP_FAULT_CONN)",
-                lane, ep->pe, c->name);
+                c->lane, ep->pe, c->name);
         sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
     }
-    ctx->n_posted++;
-    if (f->op != SR_TCP_OP_AMO && lane < SR_TCP_MAX_LANES) {
-        ctx->lane_slices[lane]++;
-        ctx->lane_bytes[lane] += len;
+    sr_tcp_count(&c->n_posted, 1);
+    if (f->op != SR_TCP_OP_AMO) {
+        sr_tcp_count(&c->n_slices, 1);
+        sr_tcp_count(&c->n_bytes, len);
     }
     /* Failed on the way out or not: the outcome arrives through progress(). */
     return SR_TL_INPROGRESS;
+}
+
+/* The same under the lane's lock, out of line: the single-threaded path
+ * pays one branch for it. */
+static __attribute__((noinline)) symrail_status_t
+sr_tcp_post_locked(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len,
+                   const void *data, size_t dlen, void *dst, sr_tl_comp_t *comp)
+{
+    pthread_mutex_lock(&c->lock);
+    symrail_status_t st = sr_tcp_post(ep, c, f, len, data, dlen, dst, comp);
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+static inline symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_frame_t *f,
+                                             size_t len, const void *data, size_t dlen,
+                                             void *dst, sr_tl_comp_t *comp)
+{
+    if (sr_unlikely(lane < 0 || lane >= ep->nlanes))
+        return SYMRAIL_ERR_INVALID;
+    sr_tcp_conn_t *c = ep->lanes[lane];
+    if (sr_unlikely(c == NULL))
+        return sr_tcp_lane_gone(ep);
+    if (sr_unlikely(c->mt))
+        return sr_tcp_post_locked(ep, c, f, len, data, dlen, dst, comp);
+    return sr_tcp_post(ep, c, f, len, data, dlen, dst, comp);
 }
 
 symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
@@ -173,18 +242,9 @@ symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t 
     }
     if (len > SR_TCP_MAX_PAYLOAD)
         return SYMRAIL_ERR_INVALID;
-    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
-    if (op == NULL)
-        return SYMRAIL_ERR_NOMEM;
     sr_tcp_frame_t f = { .op = SR_TCP_OP_PUT, .region = region, .plen = (uint32_t)len,
                          .off = roff };
-    op->comp = comp;
-    op->tx.data = src;
-    op->tx.dlen = len;
-    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, len);
-    if (st != SR_TL_INPROGRESS)
-        sr_tcp_op_put(ctx, op);
-    return st;
+    return sr_tcp_submit(ep, lane, &f, len, src, len, NULL, comp);
 }
 
 symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
@@ -197,16 +257,8 @@ symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region
     }
     if (len > SR_TCP_MAX_PAYLOAD)
         return SYMRAIL_ERR_INVALID;
-    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
-    if (op == NULL)
-        return SYMRAIL_ERR_NOMEM;
     sr_tcp_frame_t f = { .op = SR_TCP_OP_GET, .region = region, .off = roff, .a = len };
-    op->comp = comp;
-    op->dst = dst;
-    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, len);
-    if (st != SR_TL_INPROGRESS)
-        sr_tcp_op_put(ctx, op);
-    return st;
+    return sr_tcp_submit(ep, lane, &f, len, NULL, 0, dst, comp);
 }
 
 symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint32_t region,
@@ -224,16 +276,9 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
             *result_p = old;
         return SYMRAIL_OK;
     }
-    sr_tcp_op_t *op = sr_tcp_op_get(ctx);
-    if (op == NULL)
-        return SYMRAIL_ERR_NOMEM;
     sr_tcp_frame_t f = { .op = SR_TCP_OP_AMO, .sub = (uint8_t)kind, .region = region,
                          .off = roff, .a = operand, .b = compare };
-    op->comp = comp;
-    op->dst = result_p;
-    symrail_status_t st = sr_tcp_submit(ep, lane, op, &f, 0);
-    if (st != SR_TL_INPROGRESS)
-        sr_tcp_op_put(ctx, op);
+    symrail_status_t st = sr_tcp_submit(ep, lane, &f, 0, NULL, 0, result_p, comp);
     /* Nothing was sent: the core may pick a lane that is still up. */
     if (st == SYMRAIL_ERR_TRANSPORT && sr_tcp_ep_check(ep) == SYMRAIL_OK)
         st = SYMRAIL_ERR_AGAIN;
@@ -253,36 +298,56 @@ symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload
     }
     /* Always the first lane that is up: one connection keeps them in order. */
     sr_tcp_conn_t *c = NULL;
-    for (int l = 0; l < ep->nlanes && c == NULL; l++)
-        if (ep->lanes[l] && ep->lanes[l]->state == SR_TCP_UP)
-            c = ep->lanes[l];
-    sr_tcp_txbuf_t *b;
-    if (c == NULL) {
-        st = SYMRAIL_ERR_PEER_GONE;
-    } else if (ep->n_sent - ep->n_credit >= ctx->params.env->notify_slots) {
-        st = SYMRAIL_ERR_AGAIN;  /* the receiver has not consumed enough yet */
-    } else if ((b = sr_tcp_txbuf_get(ctx, c)) == NULL) {
-        st = SYMRAIL_ERR_NOMEM;
-    } else {
-        sr_tcp_frame_t f = { .op = SR_TCP_OP_NOTIFY, .plen = (uint32_t)len, .a = tag };
-        sr_tcp_frame_encode(&f, b->tx.hdr);
-        if (len)
-            memcpy(b->inl, payload, len);
-        b->tx.data = (const char *)b->inl;
-        b->tx.dlen = len;
-        int idle = c->tx_head == NULL;
-        sr_tcp_enqueue(c, &b->tx);
-        ep->n_sent++;
-        if (idle)
-            sr_tcp_flush(ctx, c);
+    for (int l = 0; l < ep->nlanes && c == NULL; l++) {
+        if (!sr_tcp_up(ep->lanes[l]))
+            continue;
+        c = ep->lanes[l];
+        sr_tcp_lock(c);
+        if (c->state != SR_TCP_UP) {  /* went down meanwhile */
+            sr_tcp_unlock(c);
+            c = NULL;
+        }
     }
+    if (c == NULL)
+        return SYMRAIL_ERR_PEER_GONE;
+    /* Threads sending on two lanes (one went down meanwhile) count on one
+     * counter: each takes its slot with a compare-exchange. */
+    uint64_t sent = __atomic_load_n(&ep->n_sent, __ATOMIC_RELAXED);
+    sr_tcp_txbuf_t *b;
+    do {
+        if (sent - __atomic_load_n(&ep->n_credit, __ATOMIC_RELAXED) >=
+            ctx->params.env->notify_slots) {
+            st = SYMRAIL_ERR_AGAIN;  /* the receiver has not consumed enough yet */
+            goto out;
+        }
+    } while (!__atomic_compare_exchange_n(&ep->n_sent, &sent, sent + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    if ((b = sr_tcp_txbuf_get(ctx, c)) == NULL) {
+        __atomic_fetch_sub(&ep->n_sent, 1, __ATOMIC_RELAXED);
+        st = SYMRAIL_ERR_NOMEM;
+        goto out;
+    }
+    sr_tcp_frame_t f = { .op = SR_TCP_OP_NOTIFY, .plen = (uint32_t)len, .a = tag };
+    sr_tcp_frame_encode(&f, b->tx.hdr);
+    if (len)
+        memcpy(b->inl, payload, len);
+    b->tx.data = (const char *)b->inl;
+    b->tx.dlen = len;
+    int idle = c->tx_head == NULL;
+    sr_tcp_enqueue(c, &b->tx);
+    if (idle)
+        sr_tcp_flush(ctx, c);
+out:
+    sr_tcp_unlock(c);
     return st;
 }
 
-/* Tells PE `pe` how many of its notifications the application consumed. */
-void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe)
+/* Tells PE `pe` how many of its notifications the application consumed
+ * (`more` since the last call). */
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe, uint64_t more)
 {
     pthread_mutex_lock(&ctx->io_lock);
+    ctx->consumed[pe] += more;
     sr_tcp_conn_t *c = ctx->credit_conn[pe];
     if (ctx->consumed[pe] != ctx->reported[pe] && c != NULL && c->state == SR_TCP_UP) {
         sr_tcp_frame_t f = { .op = SR_TCP_OP_CREDIT, .a = ctx->consumed[pe] };
@@ -300,8 +365,7 @@ void sr_tcp_notify_release(sr_tl_ep_t *ep)
 {
     if (ep->self)
         return;  /* messages to oneself take no credit */
-    ep->ctx->consumed[ep->pe]++;
-    sr_tcp_return_credits(ep->ctx, ep->pe);
+    sr_tcp_return_credits(ep->ctx, ep->pe, 1);
 }
 
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
@@ -311,12 +375,7 @@ symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
         return SYMRAIL_OK;  /* a peer that finalized is not a failure */
     if (ep->local && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
-    for (int l = 0; l < ep->nlanes; l++) {
-        sr_tcp_conn_t *c = ep->lanes[l];
-        if (c && c->state == SR_TCP_UP)
-            return SYMRAIL_OK;
-    }
-    return SYMRAIL_ERR_PEER_GONE;
+    return sr_tcp_ep_alive(ep) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
 }
 
 uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep)

@@ -7,21 +7,37 @@
 
 static void sr_tcp_fini(sr_tl_ctx_t *ctx);
 
-/* Lanes that went down since the last call: the core hears of each with a
- * new generation.  (A TCP lane does not come back: there is no redial.) */
-static int sr_tcp_lane_events(sr_tl_ctx_t *ctx)
+typedef struct {
+    int      pe, lane;
+    uint32_t gen;
+} sr_tcp_lane_ev_t;
+
+/* Lanes that went down since the last call, up to `max` of them: the core
+ * hears of each with a new generation, from the caller once it has let go
+ * of progress_lock.  (A TCP lane does not come back: there is no redial.) */
+static int sr_tcp_lane_events(sr_tl_ctx_t *ctx, sr_tcp_lane_ev_t *ev, int max)
 {
     int n = 0;
-    ctx->lane_events = 0;
+    __atomic_store_n(&ctx->lane_events, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);  /* the flag, then the masks */
     for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-        sr_tl_ep_t *ep = ctx->eps[pe];
-        while (ep && ep->lanes_down) {
-            int l = __builtin_ctz(ep->lanes_down);
-            ep->lanes_down &= ~(1u << l);
-            uint32_t gen = ++ep->lane_gen[l];
-            if (ctx->params.lane_cb)
-                ctx->params.lane_cb(ctx->params.cb_arg, pe, l, 0, gen);
-            n++;
+        sr_tl_ep_t *ep = __atomic_load_n(&ctx->eps[pe], __ATOMIC_ACQUIRE);
+        if (ep == NULL || __atomic_load_n(&ep->lanes_down, __ATOMIC_RELAXED) == 0)
+            continue;
+        if (n == max) {  /* the rest next time */
+            __atomic_store_n(&ctx->lane_events, 1, __ATOMIC_RELAXED);
+            break;
+        }
+        uint32_t down = __atomic_exchange_n(&ep->lanes_down, 0, __ATOMIC_ACQUIRE);
+        while (down) {
+            int l = __builtin_ctz(down);
+            down &= ~(1u << l);
+            if (n == max) {
+                __atomic_fetch_or(&ep->lanes_down, 1u << l, __ATOMIC_RELAXED);
+                __atomic_store_n(&ctx->lane_events, 1, __ATOMIC_RELAXED);
+                continue;
+            }
+            ev[n++] = (sr_tcp_lane_ev_t){ pe, l, ++ep->lane_gen[l] };
         }
     }
     return n;
@@ -86,9 +102,10 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->wake.fd = -1;
     ctx->wake.kind = SR_TCP_K_WAKE;
     ctx->in_tag.kind = SR_TCP_K_IN;
+    ctx->mt = params->thread_multiple != 0;
     pthread_mutex_init(&ctx->io_lock, NULL);
     pthread_mutex_init(&ctx->mq_lock, NULL);
-    sr_pool_init(&ctx->ops, sizeof(sr_tcp_op_t), 256);
+    pthread_mutex_init(&ctx->progress_lock, NULL);
 
     size_t n = (size_t)params->n_pes;
     ctx->credit_conn = calloc(n, sizeof(*ctx->credit_conn));
@@ -168,8 +185,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
                 next = tx->next;
                 sr_tcp_tx_release(ctx, c, tx);
             }
-            free(c->rxbuf);
-            free(c);
+            sr_tcp_conn_free(c);
         }
     }
     for (int i = 0; i < ctx->naddrs; i++)
@@ -180,16 +196,12 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
         close(ctx->ep_in);
     if (ctx->ep_out >= 0)
         close(ctx->ep_out);
-    sr_tcp_txbuf_t **pools[2] = { &ctx->txb_free, &ctx->txb_out_free };
-    for (int side = 0; side < 2; side++) {
-        while (*pools[side]) {
-            sr_tcp_txbuf_t *b = *pools[side];
-            *pools[side] = b->next_free;
-            free(b);
-        }
+    while (ctx->txb_free) {
+        sr_tcp_txbuf_t *b = ctx->txb_free;
+        ctx->txb_free = b->next_free;
+        free(b);
     }
     sr_msgq_clear(&ctx->mq);
-    sr_pool_fini(&ctx->ops);
     for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++)
         free(ctx->eps[pe]);
     free(ctx->eps);
@@ -200,6 +212,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
     free(ctx->heard);
     pthread_mutex_destroy(&ctx->io_lock);
     pthread_mutex_destroy(&ctx->mq_lock);
+    pthread_mutex_destroy(&ctx->progress_lock);
     free(ctx);
 }
 
@@ -227,66 +240,110 @@ static symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const 
     return SYMRAIL_OK;
 }
 
-static int sr_tcp_progress(sr_tl_ctx_t *ctx)
+/* Reads our lanes and (when the thread is not at it) the target side;
+ * progress_lock held when mt.  Lane events for the caller go to ev. */
+static int sr_tcp_progress_io(sr_tl_ctx_t *ctx, sr_tcp_lane_ev_t *ev, int *nev_p)
 {
-    struct epoll_event ev[SR_TCP_EVENTS];
+    struct epoll_event e[SR_TCP_EVENTS];
     int count = 0, in_ready = 0;
-    int n = epoll_wait(ctx->ep_out, ev, SR_TCP_EVENTS, 0);
+    int n = epoll_wait(ctx->ep_out, e, SR_TCP_EVENTS, 0);
     for (int i = 0; i < n; i++) {
-        sr_tcp_conn_t *c = ev[i].data.ptr;
-        if (*(int *)ev[i].data.ptr == SR_TCP_K_IN) {
+        sr_tcp_conn_t *c = e[i].data.ptr;
+        if (*(int *)e[i].data.ptr == SR_TCP_K_IN) {
             in_ready = 1;
-        } else if (c->state != SR_TCP_DEAD) {
-            sr_tcp_conn_event(ctx, c, ev[i].events);
+            continue;
+        }
+        sr_tcp_lock(c);
+        if (c->state != SR_TCP_DEAD) {  /* a post may have failed it since */
+            sr_tcp_conn_event(ctx, c, e[i].events);
             count++;
         }
+        sr_tcp_unlock(c);
     }
     /* The thread may be at it already: then it needs no help. */
     if (in_ready && pthread_mutex_trylock(&ctx->io_lock) == 0) {
-        n = epoll_wait(ctx->ep_in, ev, SR_TCP_EVENTS, 0);
+        n = epoll_wait(ctx->ep_in, e, SR_TCP_EVENTS, 0);
         if (n > 0)
-            count += sr_tcp_handle_in(ctx, ev, n);
+            count += sr_tcp_handle_in(ctx, e, n);
         pthread_mutex_unlock(&ctx->io_lock);
     }
     uint64_t now = sr_time_ns();
     if (now >= ctx->next_out_check_ns)
         sr_tcp_check_lanes(ctx, now);
+    if (sr_unlikely(__atomic_load_n(&ctx->lane_events, __ATOMIC_ACQUIRE)))
+        *nev_p = sr_tcp_lane_events(ctx, ev, SR_TCP_EVENTS);
+    return count;
+}
 
-    if (sr_unlikely(ctx->lane_events))
-        count += sr_tcp_lane_events(ctx);
-
-    sr_tcp_op_t *op = ctx->done_head;
-    ctx->done_head = ctx->done_tail = NULL;
-    while (op) {
-        sr_tcp_op_t *next = op->next;
-        sr_tl_comp_t *comp = op->comp;
-        symrail_status_t status = op->status;
-        sr_tcp_op_put(ctx, op);
-        if (comp) {  /* NULL: abandoned, its caller was told already */
-            ctx->n_completed++;
-            comp->cb(comp, status);
-        }
-        op = next;
+/* Notifications the thread queued, in the order they came; one caller at
+ * a time (msg_busy is a flag no one waits for, so a callback holding it
+ * blocks nobody). */
+static int sr_tcp_deliver(sr_tl_ctx_t *ctx)
+{
+    int count = 0;
+    /* A peek: a message pushed meanwhile is seen by the next call. */
+    if (!__atomic_load_n(&ctx->mq_ready, __ATOMIC_RELAXED))
+        return 0;
+    if (ctx->mt && __atomic_exchange_n(&ctx->msg_busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&ctx->mq_lock);
+    sr_msgq_t q = ctx->mq;
+    ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
+    __atomic_store_n(&ctx->mq_ready, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ctx->mq_lock);
+    sr_msg_t *m;
+    /* Credits go back when the application consumes (notify_release). */
+    while ((m = sr_msgq_pop(&q)) != NULL) {
+        ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
+        free(m);
         count++;
     }
-    /* A racy peek: a message pushed meanwhile is seen by the next call. */
-    if (__atomic_load_n(&ctx->mq.head, __ATOMIC_RELAXED) != NULL) {
-        pthread_mutex_lock(&ctx->mq_lock);
-        sr_msgq_t q = ctx->mq;
-        ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
-        pthread_mutex_unlock(&ctx->mq_lock);
-        sr_msg_t *m;
-        /* Credits go back when the application consumes (notify_release). */
-        while ((m = sr_msgq_pop(&q)) != NULL) {
-            ctx->params.notify_cb(ctx->params.cb_arg, m->src, m->tag, m->payload, m->len);
-            free(m);
-            count++;
-        }
+    if (ctx->mt)
+        __atomic_store_n(&ctx->msg_busy, 0, __ATOMIC_RELEASE);
+    return count;
+}
+
+static int sr_tcp_progress(sr_tl_ctx_t *ctx)
+{
+    sr_tcp_lane_ev_t ev[SR_TCP_EVENTS];
+    int count = 0, nev = 0;
+    if (!ctx->mt) {
+        count = sr_tcp_progress_io(ctx, ev, &nev);
+    } else if (pthread_mutex_trylock(&ctx->progress_lock) == 0) {
+        count = sr_tcp_progress_io(ctx, ev, &nev);
+        pthread_mutex_unlock(&ctx->progress_lock);
     }
+    /* Callbacks with no lock held: they may call back into the transport. */
+    for (int i = 0; i < nev; i++)
+        if (ctx->params.lane_cb)
+            ctx->params.lane_cb(ctx->params.cb_arg, ev[i].pe, ev[i].lane, 0, ev[i].gen);
+    count += nev;
+
+    /* Whoever calls completes what is done, busy progress or not. */
+    uint64_t ncomp = 0;
+    for (sr_tcp_op_t *op = sr_tcp_done_take(ctx), *next; op; op = next) {
+        next = op->next;
+        sr_tl_comp_t *comp = op->comp;
+        symrail_status_t status = op->status;
+        sr_tcp_op_put(op);
+        if (comp) {  /* NULL: abandoned, its caller was told already */
+            ncomp++;
+            comp->cb(comp, status);
+        }
+        count++;
+    }
+    if (ncomp) {
+        if (ctx->mt)
+            __atomic_fetch_add(&ctx->n_completed, ncomp, __ATOMIC_RELAXED);
+        else
+            ctx->n_completed += ncomp;
+    }
+    count += sr_tcp_deliver(ctx);
     /* Nothing to do: whoever would give us something to do (our own thread,
-     * maybe holding io_lock; peers; softirqs) may be waiting for this CPU.
-     * Spinning on would keep it from them for a whole time slice, which cost
-     * ms per round trip with more threads than cores. */
+     * maybe holding io_lock; peers; softirqs; another caller of progress)
+     * may be waiting for this CPU.  Spinning on would keep it from them for
+     * a whole time slice, which cost ms per round trip with more threads
+     * than cores. */
     if (count == 0)
         sched_yield();
     return count;
@@ -294,25 +351,40 @@ static int sr_tcp_progress(sr_tl_ctx_t *ctx)
 
 static void sr_tcp_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 {
-    stats_p->slices_posted += ctx->n_posted;
-    stats_p->completions += ctx->n_completed;
-    stats_p->qp_full += ctx->n_full;
+    uint64_t bytes[SR_TCP_MAX_LANES] = { 0 }, slices[SR_TCP_MAX_LANES] = { 0 };
+    stats_p->completions += __atomic_load_n(&ctx->n_completed, __ATOMIC_RELAXED);
+    /* Each lane counts its own, so that posts to two lanes share no line. */
+    for (sr_tcp_conn_t *c = __atomic_load_n(&ctx->out_conns, __ATOMIC_ACQUIRE); c;
+         c = c->next) {
+        stats_p->slices_posted += __atomic_load_n(&c->n_posted, __ATOMIC_RELAXED);
+        stats_p->qp_full += __atomic_load_n(&c->n_full, __ATOMIC_RELAXED);
+        if (c->lane >= 0 && c->lane < SR_TCP_MAX_LANES) {
+            bytes[c->lane] += __atomic_load_n(&c->n_bytes, __ATOMIC_RELAXED);
+            slices[c->lane] += __atomic_load_n(&c->n_slices, __ATOMIC_RELAXED);
+        }
+    }
     for (uint32_t l = 0; l < ctx->nlanes && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; l++) {
         __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
         snprintf(out->name, sizeof(out->name), "tcp:lane%u", l);
-        out->bytes = ctx->lane_bytes[l];
-        out->slices = ctx->lane_slices[l];
+        out->bytes = bytes[l];
+        out->slices = slices[l];
     }
 }
 
 static uint32_t sr_tcp_wait_prepare(sr_tl_ctx_t *ctx)
 {
-    return sr_doorbell_arm(&ctx->bell, &ctx->nap);
+    /* Threads may wait at once: nap is the same for all (it says whether
+     * this process registered for membarrier). */
+    int nap;
+    uint32_t token = sr_doorbell_arm(&ctx->bell, &nap);
+    __atomic_store_n(&ctx->nap, nap, __ATOMIC_RELAXED);
+    return token;
 }
 
 static void sr_tcp_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
-    sr_doorbell_sleep(&ctx->bell, token, timeout_ns, ctx->nap);
+    int nap = __atomic_load_n(&ctx->nap, __ATOMIC_RELAXED);
+    sr_doorbell_sleep(&ctx->bell, token, timeout_ns, nap);
 }
 
 static void sr_tcp_wait_done(sr_tl_ctx_t *ctx)

@@ -18,7 +18,7 @@ void sr_tcp_reap(sr_tl_ctx_t *ctx)
             continue;
         }
         *pc = c->next;
-        free(c);
+        sr_tcp_conn_free(c);
     }
 }
 
@@ -70,6 +70,7 @@ void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payloa
 {
     pthread_mutex_lock(&ctx->mq_lock);
     symrail_status_t st = sr_msgq_push(&ctx->mq, src, tag, payload, len);
+    __atomic_store_n(&ctx->mq_ready, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&ctx->mq_lock);
     if (st != SYMRAIL_OK)
         sr_error("tcp: out of memory: a notification from PE %d is lost", src);

@@ -39,14 +39,35 @@
  * without the application's help; progress() serves it too when it can take
  * io_lock, which keeps latency low while the application polls.  The
  * initiator side (our lanes: posting requests, reading their replies) is
- * only ever touched by the application's thread, in the ops and progress(),
- * so it takes no lock and its completions go straight to comp->cb from
- * progress(); replies wait in the socket until then.  The thread never calls
- * into the core: notifications are queued under mq_lock and delivered by
- * progress().  It wakes an application sleeping in wait() for atomics,
+ * touched by the application's threads only, in the ops and progress();
+ * replies wait in the socket until then.  The thread never calls into the
+ * core: notifications are queued under mq_lock and delivered by progress().  It wakes an application sleeping in wait() for atomics,
  * notifications and small puts (flags), not for every slice of a bulk put.
  * A launcher that binds a PE to one core makes the thread share it with the
  * application; bulk bandwidth then drops to about half.
+ *
+ * Application threads (params.thread_multiple; without it every lock below
+ * is skipped by one predictable branch, and the initiator side is the
+ * single thread's).  Each lane (connection) has its own lock, taken by a
+ * post for its send queue, its pending requests, its counters and its pool
+ * of requests, and by progress() while it reads that lane's replies: two
+ * threads posting to two lanes share no lock.  The request pool is per
+ * lane because a request lives and dies on its lane: a post takes one
+ * under the lane lock it holds anyway, and whoever finishes one (any thread
+ * in progress) pushes it onto the lane's lock-free return stack, which the
+ * next post that finds its pool empty takes whole (push and take-all only,
+ * so no ABA).  Finished requests go onto one lock-free stack of the
+ * transport (done), which any caller of progress() empties and completes,
+ * so nothing finished waits behind a busy progress.  The reading itself
+ * (epoll of our lanes, the target side's io_lock, the timeout checks, the
+ * lane events) is for one caller at a time: progress_lock, taken with
+ * try-lock, so a second caller does not wait but only completes what is
+ * done.  Order: progress_lock, then a lane lock or io_lock, never two lane
+ * locks; comp->cb and lane_cb run with no lock held.  Notifications are
+ * delivered by one caller at a time (msg_busy, a flag nobody waits for), so
+ * that they reach the core in the order they came.  Fields read without
+ * the lock that guards them (a lane's state, an endpoint's unresponsive
+ * mark and notification counts, heard times, counters) are __atomic.
  *
  * Zero copy: a put is written with one sendmsg of header and the caller's
  * buffer, and the target reads the payload straight into its heap after the
@@ -173,6 +194,7 @@ typedef struct sr_tcp_op {
     uint8_t           op;
     symrail_status_t  status;
     uint64_t          t_ns;     /* posted at */
+    struct sr_tcp_conn *conn;   /* the lane whose pool it came from */
     char             *copy;     /* abandoned put: its data, copied from the caller */
 } sr_tcp_op_t;
 
@@ -193,6 +215,7 @@ typedef struct sr_tcp_conn {
     uint8_t             rx_bulk;   /* big payloads come: read one header at a time */
     uint8_t             rx_discard; /* the payload's request was abandoned: drop it */
     uint32_t            events;
+    uint8_t             mt;        /* lock: several application threads (out only) */
     int                 pe;
     int                 lane;
     char                name[SR_TCP_NAME_LEN];
@@ -218,6 +241,13 @@ typedef struct sr_tcp_conn {
     size_t              inflight;
     uint64_t            next_id;
     uint64_t            posted;
+    /* Our lanes: everything above, and the pools and counters below, under
+     * `lock` when mt (see "Application threads" above). */
+    pthread_mutex_t     lock;
+    sr_pool_t           ops;        /* sr_tcp_op_t */
+    sr_tcp_op_t        *ops_back;   /* finished ones, back from any thread (atomic) */
+    struct sr_tcp_txbuf *txb_free;  /* notifications */
+    uint64_t            n_posted, n_full, n_slices, n_bytes;  /* read by stats (atomic) */
 } sr_tcp_conn_t;
 
 struct sr_tl_ep {
@@ -228,11 +258,12 @@ struct sr_tl_ep {
     int               local;
     int               nlanes;
     sr_tcp_conn_t    *lanes[SR_TCP_MAX_LANES];
-    uint64_t          n_sent;       /* notifications sent */
-    uint64_t          n_credit;     /* ... that the peer has consumed */
+    uint64_t          n_sent;       /* notifications sent (atomic) */
+    uint64_t          n_credit;     /* ... that the peer has consumed (atomic) */
     uint32_t          lane_gen[SR_TCP_MAX_LANES];  /* grows with every change of a lane */
-    uint32_t          lanes_down;   /* lanes that went down, not yet told to the core */
-    int               unresp;       /* requests failed as unresponsive ... */
+    uint32_t          lanes_down;   /* lanes that went down, not yet told to the core
+                                     * (atomic) */
+    int               unresp;       /* requests failed as unresponsive ... (atomic) */
     uint64_t          unresp_ns;    /* ... at this time, and nothing heard since */
 };
 
@@ -269,29 +300,30 @@ struct sr_tl_ctx {
 
     pthread_mutex_t mq_lock;        /* notifications the thread hands to progress() */
     sr_msgq_t       mq;
+    int             mq_ready;       /* mq has messages: peeked without the lock (atomic) */
     uint8_t        *bye;            /* [n_pes]: the PE finalized (atomic) */
     uint64_t       *heard;          /* [n_pes]: anything arrived from the PE (atomic) */
     uint64_t        hb_ns;          /* heartbeat period; 0: none */
     uint64_t        next_hb_ns;
 
-    /* The initiator side: our lanes, only ever touched by the application's
-     * thread (connect, the ops, progress), so it needs no lock. */
-    sr_tl_ep_t    **eps;            /* [n_pes] */
-    sr_tcp_conn_t  *out_conns;
-    sr_tcp_txbuf_t *txb_out_free;
-    sr_tcp_op_t    *done_head, *done_tail;
-    uint64_t        next_out_check_ns;
-    int             lane_events;    /* some ep has lanes_down */
-    sr_pool_t       ops;           /* sr_tcp_op_t; application thread only */
-    uint64_t       *consumed, *reported;   /* [n_pes]: notifications delivered */
-    uint64_t        lane_bytes[SR_TCP_MAX_LANES], lane_slices[SR_TCP_MAX_LANES];
-    uint64_t        n_posted, n_completed, n_full;
+    /* The initiator side: our lanes, touched by the application's threads
+     * (connect, the ops, progress); see "Application threads" above. */
+    int             mt;             /* params.thread_multiple */
+    pthread_mutex_t progress_lock;  /* mt: one reader of our lanes at a time */
+    int             msg_busy;       /* mt: one deliverer of notifications at a time */
+    sr_tl_ep_t    **eps;            /* [n_pes] (atomic: published by connect) */
+    sr_tcp_conn_t  *out_conns;      /* grows at the head only (atomic) */
+    sr_tcp_op_t    *done;           /* finished requests, newest first (atomic when mt) */
+    uint64_t        next_out_check_ns;  /* progress_lock */
+    int             lane_events;    /* some ep has lanes_down (atomic) */
+    uint64_t       *consumed, *reported;   /* [n_pes]: notifications delivered; io_lock */
+    uint64_t        n_completed;    /* atomic when mt */
     int             fault_lane;
     uint64_t        fault_after;
 
     /* sleeping waits (wait_prepare/wait) */
     sr_doorbell_t   bell;         /* the application sleeps on it in wait() */
-    int             nap;          /* this wait may miss a wake-up: nap only */
+    int             nap;          /* this wait may miss a wake-up: nap only (atomic) */
 };
 
 /* iface.c */
@@ -332,13 +364,40 @@ void sr_tcp_conn_close_fd(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 void sr_tcp_tx_release(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
 sr_tcp_conn_t *sr_tcp_conn_new(sr_tl_ctx_t *ctx, int fd, int is_out, const char *name);
 void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t status);
+void sr_tcp_conn_free(sr_tcp_conn_t *c);
 void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status);
+sr_tcp_op_t *sr_tcp_done_take(sr_tl_ctx_t *ctx);
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
-sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c);
+sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 int sr_tcp_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_frame_t *f,
                  const void *data);
 void sr_tcp_conn_event(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint32_t events);
+/* Our lanes' lock (see "Application threads"). */
+static inline void sr_tcp_lock(sr_tcp_conn_t *c)
+{
+    if (sr_unlikely(c->mt))
+        pthread_mutex_lock(&c->lock);
+}
+
+static inline void sr_tcp_unlock(sr_tcp_conn_t *c)
+{
+    if (sr_unlikely(c->mt))
+        pthread_mutex_unlock(&c->lock);
+}
+
+/* A connection's state where its lock is not held. */
+static inline int sr_tcp_up(const sr_tcp_conn_t *c)
+{
+    return c && __atomic_load_n(&c->state, __ATOMIC_RELAXED) == SR_TCP_UP;
+}
+
+/* A counter that stats reads while its owner (holding the lane lock) adds. */
+static inline void sr_tcp_count(uint64_t *counter, uint64_t n)
+{
+    __atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
+}
+
 /* Something arrived on c: its peer is alive. */
 static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now)
 {
@@ -360,7 +419,7 @@ int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n);
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep);
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now);
-void sr_tcp_op_put(sr_tl_ctx_t *ctx, sr_tcp_op_t *op);
+void sr_tcp_op_put(sr_tcp_op_t *op);
 symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
                             uint64_t roff, size_t len, sr_tl_comp_t *comp);
 symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
@@ -370,7 +429,7 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
                                uint64_t *result_p, sr_tl_comp_t *comp);
 symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                size_t len);
-void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe);
+void sr_tcp_return_credits(sr_tl_ctx_t *ctx, int pe, uint64_t more);
 void sr_tcp_notify_release(sr_tl_ep_t *ep);
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep);
 uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep);
