@@ -52,11 +52,13 @@ symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
     ctx->next = sr_rt.ctxs;
     sr_rt.ctxs = ctx;
     pthread_mutex_unlock(&sr_rt.ctx_lock);
-    /* The default and the collectives' contexts (ids 0 and 1) turn over
-     * every lane; the others each keep to a lane of their own while it is
-     * up, so that threads with contexts of their own post to different
-     * queue pairs or connections, and a fence on one lane is free. */
-    ctx->home = ctx->id < 2 ? -1 : ctx->id - 2;
+    /* One-slice operations keep to one lane per context (its home, while
+     * it is up), so that they stay in order and a fence need not wait for
+     * them: a fence that let later operations take another lane than the
+     * pending ones would order nothing.  Contexts take their homes in turn,
+     * so that threads with contexts of their own post to different queue
+     * pairs or connections.  Long transfers go over every lane. */
+    ctx->home = ctx->id;
     ctx->magic = SR_CTX_MAGIC;
     *ctx_p = ctx;
     return SYMRAIL_OK;
@@ -74,8 +76,14 @@ void sr_ctx_drain(sr_ctx_t *ctx)
     sr_ctx_t *prev = sr_ctx_cur;
     sr_ctx_cur = ctx;
     while (fifo) {
+        /* The link is read before the count is taken: from then on a thread
+         * may put the node on the inbox again. */
         sr_op_t *next = fifo->done_next;
-        fifo->comp.cb(&fifo->comp, fifo->done_status);
+        uint32_t n = __atomic_exchange_n(&fifo->deferred, 0, __ATOMIC_ACQ_REL);
+        symrail_status_t st = __atomic_exchange_n(&fifo->done_status, SYMRAIL_OK,
+                                                  __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; i < n; i++)
+            fifo->comp.cb(&fifo->comp, i == 0 ? st : SYMRAIL_OK);
         fifo = next;
     }
     sr_ctx_cur = prev;

@@ -22,6 +22,8 @@ void sr_req_init(sr_ctx_t *ctx, sr_req_t *req)
     req->op.comp.cb = sr_req_done;
     req->op.comp.flags = 0;
     req->op.ctx = ctx;
+    req->op.deferred = 0;
+    req->op.done_status = SYMRAIL_OK;
     req->remaining = 0;
     req->orphan = 0;
     req->status = SYMRAIL_OK;

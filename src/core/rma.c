@@ -24,8 +24,11 @@
 static inline sr_slice_t *sr_slice_alloc(sr_ctx_t *ctx)
 {
     sr_slice_t *s = sr_pool_get(&ctx->slices);
-    if (sr_likely(s != NULL))
+    if (sr_likely(s != NULL)) {
         s->op.ctx = ctx;
+        s->op.deferred = 0;
+        s->op.done_status = SYMRAIL_OK;
+    }
     return s;
 }
 

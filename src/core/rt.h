@@ -30,13 +30,16 @@ typedef enum { SR_STATE_NONE = 0, SR_STATE_UP, SR_STATE_DOWN } sr_state_t;
 typedef struct symrail_ctx sr_ctx_t;
 
 /* What a context hands to a transport to be called back: the context it
- * belongs to, and the link by which a completion that another thread found
- * (SYMRAIL_THREAD_MULTIPLE) waits in that context's inbox for its owner. */
+ * belongs to, and the link by which completions that other threads found
+ * (SYMRAIL_THREAD_MULTIPLE) wait in that context's inbox for its owner.  A
+ * request may take several completions (put_signal's data and signal): the
+ * count says how many wait, and the node is on the inbox once. */
 typedef struct sr_op {
     sr_tl_comp_t     comp;      /* first: the transport hands it back */
     sr_ctx_t        *ctx;
     struct sr_op    *done_next;
-    symrail_status_t done_status;
+    symrail_status_t done_status;  /* the first failure among those waiting */
+    uint32_t         deferred;     /* completions waiting in the inbox */
 } sr_op_t;
 
 /* A request counts the slices of one operation still in flight.  Blocking
@@ -131,7 +134,7 @@ struct symrail_ctx {
     int                id;
     long               options;
     int                locked;    /* shared by threads under THREAD_MULTIPLE: lock taken */
-    int                home;      /* lane preferred for one-slice operations; -1: turn */
+    int                home;      /* lane of its one-slice operations (modulo lanes) */
     sr_cpeer_t        *peers;     /* [n_pes] */
     int               *touched;   /* PEs posted to since the last quiet */
     int                ntouched;
@@ -240,7 +243,13 @@ static inline int sr_op_defer(sr_op_t *op, symrail_status_t status)
     if (sr_likely(!sr_rt.mt) || op->ctx == sr_ctx_cur)
         return 0;
     sr_ctx_t *ctx = op->ctx;
-    op->done_status = status;
+    if (status != SYMRAIL_OK) {
+        symrail_status_t ok = SYMRAIL_OK;
+        __atomic_compare_exchange_n(&op->done_status, &ok, status, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    }
+    if (__atomic_fetch_add(&op->deferred, 1, __ATOMIC_ACQ_REL) != 0)
+        return 1;  /* on the inbox already: the owner takes this one too */
     sr_op_t *head = __atomic_load_n(&ctx->inbox, __ATOMIC_RELAXED);
     do {
         op->done_next = head;
@@ -339,11 +348,12 @@ static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
         cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
 /* The lane for the next operation of ctx to pe: its home lane while that
- * is up, else the next in turn (avoiding `avoid`). */
+ * is up, else the next in turn (avoiding `avoid`).  A lane that fails loses
+ * the order of what was on it (its slices are retried elsewhere). */
 static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid)
 {
     int n = __atomic_load_n(&lanes->n, __ATOMIC_RELAXED);
-    if (ctx->home >= 0 && n > 0) {
+    if (n > 0) {
         int home = ctx->home % n;
         if (home != avoid && __atomic_load_n(&lanes->weight[home], __ATOMIC_RELAXED))
             return home;

@@ -78,6 +78,10 @@ static void *work(void *arg)
         size_t len = 1 + rnd(w) % 512, off = rnd(w) % (REGION - len);
         unsigned char *dst = data + slot(me, w->t) * REGION + off;
         unsigned char *m = w->mirror + (size_t)q * REGION + off;
+        /* Two puts to the same bytes are ordered only by a fence between
+         * them (they may take different lanes). */
+        if (w->npend && (op <= 1 || op == 5))
+            T_CHECK(symrail_ctx_fence(ctx));
         switch (op) {
         case 0:  /* blocking put: the source may be reused at once */
             for (size_t b = 0; b < len; b++)

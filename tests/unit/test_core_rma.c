@@ -43,6 +43,8 @@ static struct {
     int       refuse_lane;       /* posts to it fail at once; -1 none */
     int       stuck_lane;        /* always full; -1 none */
     int       hold;              /* progress completes nothing */
+    int       hold_lane;         /* progress completes nothing on this lane; -1 none */
+    uint32_t  flush_lanes;       /* the lanes the last flush asked for */
     int       local;             /* puts complete at post; flush says when they arrived */
     int       flushes;
     sr_tl_comp_t *flush_comp;
@@ -86,6 +88,7 @@ static symrail_status_t fake_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t 
 {
     (void)ep;
     fk.flushes++;
+    fk.flush_lanes = lanes;
     fk.flush_comp = comp;
     return SR_TL_INPROGRESS;
 }
@@ -125,6 +128,10 @@ static int fake_progress(sr_tl_ctx_t *ctx)
     memcpy(q, fk.q, (size_t)n * sizeof(q[0]));
     fk.nq = 0;
     for (int i = 0; i < n; i++) {
+        if (q[i].lane == fk.hold_lane) {
+            fk.q[fk.nq++] = q[i];
+            continue;
+        }
         fk.outstanding[q[i].lane]--;
         if (q[i].lane == fk.failing_lane) {
             /* The lane is found broken: it reports itself down from now on. */
@@ -170,6 +177,7 @@ static int setup(void **state)
     fk.failing_lane = -1;
     fk.stuck_lane = -1;
     fk.refuse_lane = -1;
+    fk.hold_lane = -1;
     fake_ops.put = fake_put;
     fake_ops.flush = fake_flush;
     fake_ops.atomic = fake_atomic;
@@ -407,7 +415,7 @@ static void test_fence_waits_for_retried_slice(void **state)
 {
     (void)state;
     static char buf[1000];
-    fk.refuse_lane = 1;  /* the lane the first pick takes */
+    fk.refuse_lane = 0;  /* the home lane of the default context */
     assert_int_equal(sr_rma(C, 1, buf, 0, 1000, 0, 0), SYMRAIL_OK);
     fk.refuse_lane = -1;
     fk.hold = 1;
@@ -436,6 +444,55 @@ static void test_local_completion_flush(void **state)
     assert_int_equal(sr_quiet(C), SYMRAIL_OK);
     assert_int_equal(fk.flushes, 1);  /* nothing new to flush */
     assert_each_byte_once(16);
+}
+
+/* A fence that does not wait (what is pending is on one ordered lane) must
+ * keep what follows on that lane: on another lane it could overtake. */
+static void test_fence_keeps_lane(void **state)
+{
+    (void)state;
+    static char buf[200];
+    fk.hold = 1;
+    assert_int_equal(sr_rma(C, 1, buf, 0, 100, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_fence(C), SYMRAIL_OK);
+    assert_int_equal(sr_rma(C, 1, buf + 100, 100, 100, 0, 0), SYMRAIL_OK);
+    assert_int_equal(fk.nq, 2);
+    assert_int_equal(fk.q[1].lane, fk.q[0].lane);
+    fk.hold = 0;
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
+    assert_each_byte_once(200);
+}
+
+/* quiet on one context does not wait for another's operations, and
+ * flushes only the lanes it used. */
+static void test_quiet_isolation(void **state)
+{
+    (void)state;
+    static char buf[400];
+    sr_ctx_t *b, *a;
+    assert_int_equal(sr_ctx_new(0, &b), SYMRAIL_OK);  /* home lane 1 */
+    assert_int_equal(sr_ctx_new(0, &a), SYMRAIL_OK);  /* home lane 2 */
+    fk.hold_lane = 1;
+    assert_int_equal(sr_rma(b, 1, buf, 0, 100, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_rma(a, 1, buf + 100, 100, 100, 0, 0), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(a), SYMRAIL_OK);
+    assert_true(b->nbi.remaining > 0);  /* still held back */
+    assert_int_equal(fk.done[0], 0);
+    assert_int_equal(fk.done[100], 1);
+    fk.hold_lane = -1;
+    assert_int_equal(sr_quiet(b), SYMRAIL_OK);
+    assert_int_equal(b->nbi.remaining, 0);
+
+    fk.local = 1;
+    sr_rt.peers[0].local_comp = 1;
+    assert_int_equal(sr_rma(a, 1, buf + 200, 200, 8, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_rma(b, 1, buf + 300, 300, 8, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(a), SYMRAIL_OK);
+    assert_int_equal(fk.flush_lanes, 1u << 2);
+    assert_int_equal(sr_quiet(b), SYMRAIL_OK);
+    assert_int_equal(fk.flush_lanes, 1u << 1);
+    assert_int_equal(sr_ctx_free(a), SYMRAIL_OK);
+    assert_int_equal(sr_ctx_free(b), SYMRAIL_OK);
 }
 
 /* An atomic that times out is reported in one line, not two. */
@@ -481,6 +538,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_completion_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence_waits_for_retried_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fence_keeps_lane, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quiet_isolation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
