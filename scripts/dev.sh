@@ -81,6 +81,7 @@ case ${1:-} in
         make check-rxe || rc=$?
         make check-multihost || rc=$?
         make check-fuzz || rc=$?
+        make check-tsan || rc=$?
         if [ "$rc" -ne 0 ]; then
             for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
                 echo "==== $log"; tail -n 60 "$log"
