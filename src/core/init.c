@@ -346,6 +346,9 @@ symrail_status_t sr_core_init(int thread_level)
         return st;
     sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_rt.env.log));
     sr_env_warn_unknown(environ);
+    st = sr_rma_hold_parse(sr_rt.env.test_hold_lane);
+    if (st != SYMRAIL_OK)
+        goto err_env;
 
     st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
     if (st != SYMRAIL_OK)

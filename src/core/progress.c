@@ -41,6 +41,8 @@ int sr_progress(sr_ctx_t *ctx)
     }
     if (sr_unlikely(ctx != NULL && ctx->retry_head != NULL))
         sr_rma_progress_retries(ctx);
+    if (sr_unlikely(ctx != NULL && ctx->held_head != NULL))
+        sr_rma_progress_held(ctx);
     return n;
 }
 

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <stdio.h>
 #include <time.h>
 
 
@@ -154,11 +155,30 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     sr_slice_finish(s, status);
 }
 
+/* Testing only: the completion waits, and the slice stays outstanding. */
+static __attribute__((noinline)) void sr_slice_hold(sr_slice_t *s, symrail_status_t status)
+{
+    sr_ctx_t *ctx = s->op.ctx;
+    s->held = 1;
+    s->held_until = sr_time_ns() + sr_rt.hold_ns;
+    s->op.done_status = status;
+    s->next = NULL;
+    if (ctx->held_tail)
+        ctx->held_tail->next = s;
+    else
+        ctx->held_head = s;
+    ctx->held_tail = s;
+}
+
 static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
 {
     sr_slice_t *s = (sr_slice_t *)(void *)comp;
     if (sr_op_defer(&s->op, status))
         return;
+    if (sr_unlikely(sr_rt.hold_lane >= 0) && s->lane == sr_rt.hold_lane && !s->held) {
+        sr_slice_hold(s, status);
+        return;
+    }
     if (sr_likely(status == SYMRAIL_OK))
         sr_slice_finish(s, SYMRAIL_OK);
     else
@@ -215,6 +235,38 @@ void sr_rma_progress_retries(sr_ctx_t *ctx)
     }
 }
 
+void sr_rma_progress_held(sr_ctx_t *ctx)
+{
+    uint64_t now = sr_time_ns();
+    while (ctx->held_head && ctx->held_head->held_until <= now) {
+        sr_slice_t *s = ctx->held_head;
+        ctx->held_head = s->next;
+        if (ctx->held_head == NULL)
+            ctx->held_tail = NULL;
+        symrail_status_t st = s->op.done_status;
+        s->op.done_status = SYMRAIL_OK;
+        sr_slice_done(&s->op.comp, st);
+    }
+}
+
+symrail_status_t sr_rma_hold_parse(const char *spec)
+{
+    int lane, end = 0;
+    unsigned long long ms;
+    sr_rt.hold_lane = -1;
+    if (spec == NULL || *spec == '\0')
+        return SYMRAIL_OK;
+    if (sscanf(spec, "%d:%llu%n", &lane, &ms, &end) != 2 || lane < 0 || spec[end] != '\0') {
+        sr_error("SYMRAIL_TEST_HOLD_LANE='%s' is not LANE:MS", spec);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_warn("test hook armed (SYMRAIL_TEST_HOLD_LANE): completions on lane %d are held back "
+            "%llu ms", lane, ms);
+    sr_rt.hold_lane = lane;
+    sr_rt.hold_ns = ms * 1000000ull;
+    return SYMRAIL_OK;
+}
+
 typedef struct {
     sr_slice_t *s;
     int         done;
@@ -250,6 +302,7 @@ static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_
     s->is_put = (uint8_t)is_put;
     s->tries = 0;
     s->inflight = 0;
+    s->held = 0;
     /* The slices of a long transfer go over every lane; one-slice
      * operations stay on the context's home lane, in order. */
     s->lane = spray ? sr_lanes_pick(&sr_rt.peers[pe].lanes, &cp->rr, -1)

@@ -73,6 +73,8 @@ typedef struct sr_slice {
     uint8_t          is_put;
     uint8_t          tries;
     uint8_t          inflight;  /* counted in its peer's inflight */
+    uint8_t          held;      /* its completion was held back (SYMRAIL_TEST_HOLD_LANE) */
+    uint64_t         held_until;
 } sr_slice_t;
 
 #define SR_LANE_NONE (-1)  /* nothing posted to the peer since the last fence */
@@ -143,6 +145,7 @@ struct symrail_ctx {
     sr_pool_t          slices;    /* sr_slice_t */
     sr_slice_t        *retry_head, *retry_tail;
     sr_op_t           *inbox;     /* completions other threads found for us */
+    sr_slice_t        *held_head, *held_tail;  /* SYMRAIL_TEST_HOLD_LANE */
     uint32_t           orphans;   /* requests given up by their callers, still in flight */
     sr_stats_t         stats;
     pthread_mutex_t    lock;
@@ -183,6 +186,8 @@ typedef struct {
     uint64_t           live_last;    /* when the liveness check last ran */
     uint64_t           live_resumed; /* when this process ran again after a gap */
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
+    int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
+    uint64_t           hold_ns;
     sr_msgq_t          notifyq;   /* received, not yet consumed */
     uint64_t           notifies_recv, notifies_sent, waits_slept;  /* atomic */
 
@@ -363,6 +368,8 @@ static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *l
 symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, size_t len,
                                uint64_t sig_off, sr_tl_amo_t op, uint64_t value, int pe);
 void sr_rma_progress_retries(sr_ctx_t *ctx);
+void sr_rma_progress_held(sr_ctx_t *ctx);
+symrail_status_t sr_rma_hold_parse(const char *spec);
 void sr_peer_lanes_refresh(int pe);
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation);
 

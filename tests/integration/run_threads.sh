@@ -26,4 +26,12 @@ for tl in shm tcp; do
             env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 "$T/t_threads" destroy
     done
 done
+# Shared memory completes every operation within its call: only a network
+# transport can leave one outstanding.
+for n in $sizes; do
+    run_case "tcp: quiet on one context does not wait for another's (-n $n)" 0 \
+        '^ok: quiet on context A returned' \
+        env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=2 SYMRAIL_TEST_HOLD_LANE=1:2000 \
+        "$SYMRUN" -n "$n" --timeout 120 "$T/t_threads" isolation
+done
 finish

@@ -8,12 +8,16 @@
  *   t_threads shared N    the same on the default context, shared by N threads
  *   t_threads destroy     ctx_destroy with transfers in flight completes them;
  *                         10 000 contexts created and destroyed leak nothing
+ *   t_threads isolation   with SYMRAIL_TEST_HOLD_LANE=1:MS (2 lanes): context B's
+ *                         get stays outstanding on lane 1, and quiet on context A
+ *                         (lane 0) returns while it does
  */
 #include "tcommon.h"
 
 #include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <time.h>
 
 #define REGION   4096
 #define MAXT     16
@@ -249,6 +253,52 @@ static void run_destroy(void)
         printf("ok: ctx_destroy completes transfers in flight; 10000 contexts leak nothing\n");
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Contexts take home lanes in turn after the default context (0) and the
+ * collectives' (1): over 2 lanes, the first created keeps to lane 0, the
+ * second to lane 1, whose completions the hook holds back. */
+static void run_isolation(void)
+{
+    const char *hold = getenv("SYMRAIL_TEST_HOLD_LANE");
+    unsigned long long ms = 0;
+    T_ASSERT(hold && sscanf(hold, "1:%llu", &ms) == 1 && ms >= 1000,
+             "run with SYMRAIL_TEST_HOLD_LANE=1:MS, MS >= 1000");
+    int peer = (me + 1) % npes;
+    uint64_t *word = symrail_calloc(4, sizeof(uint64_t));
+    uint64_t va = 0, vb = 0, one = 1;
+    T_ASSERT(word != NULL, "symrail_calloc failed");
+    T_CHECK(symrail_barrier_all());
+    symrail_ctx_t a, b;
+    T_CHECK(symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &a));
+    T_CHECK(symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &b));
+    uint64_t t0 = now_ms();
+    T_CHECK(symrail_ctx_get_nbi(b, &vb, &word[0], sizeof(vb), peer));
+    T_CHECK(symrail_ctx_put(a, &word[1], &one, sizeof(one), peer));
+    T_CHECK(symrail_ctx_get_nbi(a, &va, &word[1], sizeof(va), peer));
+    T_CHECK(symrail_ctx_quiet(a));
+    uint64_t ta = now_ms() - t0;
+    T_ASSERT(va == 1, "context A's get returned %llu", (unsigned long long)va);
+    T_ASSERT(ta < ms / 2, "quiet on context A took %llu ms: it waited for context B",
+             (unsigned long long)ta);
+    T_CHECK(symrail_ctx_quiet(b));
+    uint64_t tb = now_ms() - t0;
+    T_ASSERT(tb >= ms * 9 / 10, "context B's get completed after %llu ms, before the hook "
+             "let it (%llu ms): nothing was outstanding", (unsigned long long)tb, ms);
+    T_CHECK(symrail_ctx_destroy(a));
+    T_CHECK(symrail_ctx_destroy(b));
+    T_CHECK(symrail_barrier_all());
+    symrail_free(word);
+    if (me == 0)
+        printf("ok: quiet on context A returned in %llu ms while context B's get was "
+               "outstanding (%llu ms)\n", (unsigned long long)ta, (unsigned long long)tb);
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1;
@@ -265,6 +315,8 @@ int main(int argc, char **argv)
         n = 4;
     if (strcmp(mode, "destroy") == 0)
         run_destroy();
+    else if (strcmp(mode, "isolation") == 0)
+        run_isolation();
     else
         run_threads(mode, n);
     symrail_finalize();

@@ -193,6 +193,7 @@ static int setup(void **state)
     sr_rt.env.op_timeout = 2000;
     sr_rt.n_pes = 1;
     sr_rt.sleeper = -1;
+    sr_rt.hold_lane = -1;
     sr_rt.peers = calloc(1, sizeof(*sr_rt.peers));
     sr_rt.pids = calloc(1, sizeof(int));
     sr_rt.peers[0].ops = &fake_ops;
