@@ -108,7 +108,8 @@ symrail_status_t symrail_query_thread(int *provided_p);
  * context reaches every PE; creating one costs memory only. */
 typedef struct symrail_ctx *symrail_ctx_t;
 /* The context of the calls that take none. */
-#define SYMRAIL_CTX_DEFAULT ((symrail_ctx_t)0)
+extern struct symrail_ctx symrail_ctx_default;
+#define SYMRAIL_CTX_DEFAULT (&symrail_ctx_default)
 /* Options (OpenSHMEM's values).  SERIALIZED: the application never calls
  * on the context from two threads at once; PRIVATE: only the thread that
  * created it calls on it.  Either makes its data path take no lock.

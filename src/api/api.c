@@ -25,10 +25,20 @@ void sr_api_fatal(const char *fn, symrail_status_t st)
     exit(1);
 }
 
-sr_ctx_t *sr_api_ctx_bad(const char *fn, symrail_ctx_t ctx)
+int sr_api_ctx_check(const char *fn, const sr_ctx_t *ctx, int store)
 {
-    sr_error("%s: ctx %p is not a live context (destroyed, or never created)", fn, (void *)ctx);
-    return NULL;
+    if ((ctx->state & ~(SR_CTX_LOCKED | SR_CTX_NOSTORE)) != SR_CTX_LIVE) {
+        sr_error("%s: ctx %p is not a live context (destroyed, or never created)", fn,
+                 (const void *)ctx);
+        return 0;
+    }
+    /* NOSTORE contexts promise no stores: hold them to it. */
+    if (store && (ctx->state & SR_CTX_NOSTORE)) {
+        sr_error("%s: ctx was created with SYMRAIL_CTX_NOSTORE (no puts, atomics or signals)",
+                 fn);
+        return 0;
+    }
+    return 1;
 }
 
 /* ---- runtime ------------------------------------------------------------- */
@@ -238,8 +248,8 @@ symrail_status_t symrail_ctx_destroy(symrail_ctx_t uctx)
         sr_error("%s: the default context cannot be destroyed", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
-    if (ctx == NULL)
+    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    if (!sr_api_ctx_check(fn, ctx, 0))
         return SYMRAIL_ERR_INVALID;
     return sr_ctx_free(ctx);
 }

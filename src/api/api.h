@@ -23,16 +23,15 @@
 void sr_api_not_up(const char *fn);
 /* OpenSHMEM-style calls that cannot return a status end the job. */
 __attribute__((noreturn)) void sr_api_fatal(const char *fn, symrail_status_t st);
-/* The context a call names, or NULL (logged) when it names none alive. */
-sr_ctx_t *sr_api_ctx_bad(const char *fn, symrail_ctx_t ctx);
-static inline sr_ctx_t *sr_api_ctx(const char *fn, symrail_ctx_t ctx)
+/* The context a call names (SYMRAIL_CTX_DEFAULT is the default one's address). */
+static inline sr_ctx_t *sr_api_ctx(symrail_ctx_t ctx)
 {
-    if (ctx == SYMRAIL_CTX_DEFAULT)
-        return sr_rt.dctx;
-    if (sr_likely(ctx->magic == SR_CTX_MAGIC))
-        return ctx;
-    return sr_api_ctx_bad(fn, ctx);
+    return ctx;
 }
+/* A context whose state is not plainly SR_CTX_LIVE: 0 (logged) when it is
+ * not alive, or with SYMRAIL_CTX_NOSTORE for a store; 1 when it may go on
+ * (under its lock, if it has one). */
+__attribute__((cold)) int sr_api_ctx_check(const char *fn, const sr_ctx_t *ctx, int store);
 
 static inline int sr_api_pe_ok(const char *fn, int pe)
 {
@@ -81,14 +80,5 @@ static inline int sr_api_word_ok(const char *fn, const char *arg, const void *ad
     return 0;
 }
 
-
-/* NOSTORE contexts promise no stores: hold them to it. */
-static inline int sr_api_store_ok(const char *fn, const sr_ctx_t *ctx)
-{
-    if (sr_likely(!(ctx->options & SYMRAIL_CTX_NOSTORE)))
-        return 1;
-    sr_error("%s: ctx was created with SYMRAIL_CTX_NOSTORE (no puts, atomics or signals)", fn);
-    return 0;
-}
 
 #endif

@@ -8,30 +8,49 @@
 
 /* ---- RMA -------------------------------------------------------------------- */
 
+/* A context that is not plainly alive: destroyed, one that promises no
+ * stores, or one that threads share (held for the call). */
+static __attribute__((noinline)) symrail_status_t sr_api_rma_flagged(const char *fn,
+                                                                     sr_ctx_t *ctx, int is_put,
+                                                                     void *local, uint64_t off,
+                                                                     size_t nbytes, int pe,
+                                                                     int blocking)
+{
+    if (!sr_api_ctx_check(fn, ctx, is_put))
+        return SYMRAIL_ERR_INVALID;
+    if (nbytes == 0)
+        return SYMRAIL_OK;
+    sr_ctx_enter(ctx);
+    symrail_status_t st = sr_rma(ctx, is_put, local, off, nbytes, pe, blocking);
+    sr_ctx_leave(ctx);
+    return st;
+}
+
 static inline symrail_status_t sr_api_rma(const char *fn, symrail_ctx_t uctx, int is_put,
                                           void *dst, const void *src, size_t nbytes, int pe,
                                           int blocking)
 {
     uint64_t off;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
-    if (sr_unlikely(ctx == NULL || !sr_api_pe_ok(fn, pe)))
+    if (sr_unlikely(!sr_api_pe_ok(fn, pe)))
         return SYMRAIL_ERR_INVALID;
     if (is_put) {
         if (sr_unlikely(!sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
-                        !sr_api_buf_ok(fn, "src", src, nbytes) || !sr_api_store_ok(fn, ctx)))
+                        !sr_api_buf_ok(fn, "src", src, nbytes)))
             return SYMRAIL_ERR_INVALID;
     } else if (sr_unlikely(!sr_api_sym_ok(fn, "src", src, nbytes, &off) ||
                            !sr_api_buf_ok(fn, "dst", dst, nbytes))) {
         return SYMRAIL_ERR_INVALID;
     }
-    if (nbytes == 0)
-        return SYMRAIL_OK;
-    sr_ctx_enter(ctx);
-    symrail_status_t st = sr_rma(ctx, is_put, is_put ? (void *)src : dst, off, nbytes, pe,
-                                 blocking);
-    sr_ctx_leave(ctx);
-    return st;
+    void *local = is_put ? (void *)src : dst;
+    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    /* Alive, no lock, nothing to do after the operation. */
+    if (sr_likely(ctx->state == SR_CTX_LIVE)) {
+        if (sr_unlikely(nbytes == 0))
+            return SYMRAIL_OK;
+        return sr_rma(ctx, is_put, local, off, nbytes, pe, blocking);
+    }
+    return sr_api_rma_flagged(fn, ctx, is_put, local, off, nbytes, pe, blocking);
 }
 
 symrail_status_t symrail_put(void *dst, const void *src, size_t nbytes, int pe)
@@ -96,16 +115,24 @@ void symrail_getmem(void *dst, const void *src, size_t nbytes, int pe)
 
 /* ---- ordering ---------------------------------------------------------------- */
 
-static symrail_status_t sr_api_order(const char *fn, symrail_ctx_t uctx, int quiet)
+static __attribute__((noinline)) symrail_status_t sr_api_order_flagged(const char *fn,
+                                                                      sr_ctx_t *ctx, int quiet)
 {
-    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
-    if (sr_unlikely(ctx == NULL))
+    if (!sr_api_ctx_check(fn, ctx, 0))
         return SYMRAIL_ERR_INVALID;
     sr_ctx_enter(ctx);
     symrail_status_t st = quiet ? sr_quiet(ctx) : sr_fence(ctx);
     sr_ctx_leave(ctx);
     return st;
+}
+
+static inline symrail_status_t sr_api_order(const char *fn, symrail_ctx_t uctx, int quiet)
+{
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    if (sr_unlikely(ctx->state != SR_CTX_LIVE))
+        return sr_api_order_flagged(fn, ctx, quiet);
+    return quiet ? sr_quiet(ctx) : sr_fence(ctx);
 }
 
 symrail_status_t symrail_quiet(void)
@@ -136,15 +163,16 @@ static symrail_status_t sr_api_put_signal(const char *fn, symrail_ctx_t uctx, vo
 {
     uint64_t sig_off, off;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
-    if (ctx == NULL || !sr_api_word_ok(fn, "sig_addr", sig_addr, &sig_off))
+    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    if (!sr_api_word_ok(fn, "sig_addr", sig_addr, &sig_off))
         return SYMRAIL_ERR_INVALID;
     if (op != SYMRAIL_SIGNAL_SET && op != SYMRAIL_SIGNAL_ADD) {
         sr_error("%s: op %d is neither SYMRAIL_SIGNAL_SET nor SYMRAIL_SIGNAL_ADD", fn, (int)op);
         return SYMRAIL_ERR_INVALID;
     }
     if (!sr_api_pe_ok(fn, pe) || !sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
-        !sr_api_buf_ok(fn, "src", src, nbytes) || !sr_api_store_ok(fn, ctx))
+        !sr_api_buf_ok(fn, "src", src, nbytes) ||
+        (ctx->state != SR_CTX_LIVE && !sr_api_ctx_check(fn, ctx, 1)))
         return SYMRAIL_ERR_INVALID;
     sr_ctx_enter(ctx);
     symrail_status_t st = sr_put_signal(ctx, src, off, nbytes, sig_off,
@@ -203,14 +231,16 @@ static inline symrail_status_t sr_api_amo(const char *fn, symrail_ctx_t uctx, sr
 {
     uint64_t off;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(fn, uctx);
-    if (ctx == NULL || !sr_api_pe_ok(fn, pe) || !sr_api_word_ok(fn, "target", target, &off))
+    if (!sr_api_pe_ok(fn, pe) || !sr_api_word_ok(fn, "target", target, &off))
         return SYMRAIL_ERR_INVALID;
     if (result_p == NULL && op != SR_TL_AMO_SET && op != SR_TL_AMO_ADD) {
         sr_error("%s: the result pointer is NULL", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    if (op != SR_TL_AMO_FETCH && !sr_api_store_ok(fn, ctx))
+    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    if (sr_likely(ctx->state == SR_CTX_LIVE))
+        return sr_amo(ctx, op, off, operand, compare, pe, result_p);
+    if (!sr_api_ctx_check(fn, ctx, op != SR_TL_AMO_FETCH))
         return SYMRAIL_ERR_INVALID;
     sr_ctx_enter(ctx);
     symrail_status_t st = sr_amo(ctx, op, off, operand, compare, pe, result_p);

@@ -24,24 +24,29 @@
 
 __thread sr_ctx_t *sr_ctx_cur;
 
-symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
+/* SYMRAIL_CTX_DEFAULT names it: a fixed address, so that the calls without
+ * a context pass a constant and those with one need no test for it. */
+struct symrail_ctx symrail_ctx_default;
+
+static symrail_status_t sr_ctx_setup(sr_ctx_t *ctx, long options)
 {
     int n = sr_rt.n_pes;
-    sr_ctx_t *ctx = calloc(1, sizeof(*ctx));
-    if (ctx == NULL)
-        return SYMRAIL_ERR_NOMEM;
+    memset(ctx, 0, sizeof(*ctx));
     ctx->peers = calloc((size_t)n, sizeof(*ctx->peers));
     ctx->touched = calloc((size_t)n, sizeof(*ctx->touched));
     if (ctx->peers == NULL || ctx->touched == NULL) {
         free(ctx->peers);
         free(ctx->touched);
-        free(ctx);
         return SYMRAIL_ERR_NOMEM;
     }
     for (int pe = 0; pe < n; pe++)
         ctx->peers[pe].fence_lane = SR_LANE_NONE;
     ctx->options = options;
-    ctx->locked = sr_rt.mt && !(options & (SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_SERIALIZED));
+    uint64_t state = SR_CTX_LIVE;
+    if (sr_rt.mt && !(options & (SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_SERIALIZED)))
+        state |= SR_CTX_LOCKED;
+    if (options & SYMRAIL_CTX_NOSTORE)
+        state |= SR_CTX_NOSTORE;
     pthread_mutex_init(&ctx->lock, NULL);
     sr_req_init(ctx, &ctx->nbi);
     sr_pool_init(&ctx->reqs, sizeof(sr_req_t), 16);
@@ -59,9 +64,30 @@ symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
      * so that threads with contexts of their own post to different queue
      * pairs or connections.  Long transfers go over every lane. */
     ctx->home = ctx->id;
-    ctx->magic = SR_CTX_MAGIC;
+    ctx->state = state;
+    return SYMRAIL_OK;
+}
+
+symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
+{
+    sr_ctx_t *ctx = malloc(sizeof(*ctx));
+    if (ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    symrail_status_t st = sr_ctx_setup(ctx, options);
+    if (st != SYMRAIL_OK) {
+        free(ctx);
+        return st;
+    }
     *ctx_p = ctx;
     return SYMRAIL_OK;
+}
+
+symrail_status_t sr_ctx_new_default(void)
+{
+    symrail_status_t st = sr_ctx_setup(&symrail_ctx_default, 0);
+    if (st == SYMRAIL_OK)
+        sr_rt.dctx = &symrail_ctx_default;
+    return st;
 }
 
 void sr_ctx_drain(sr_ctx_t *ctx)
@@ -124,13 +150,14 @@ void sr_ctx_stats_sum(sr_stats_t *sum_p)
 
 static void sr_ctx_release(sr_ctx_t *ctx)
 {
-    ctx->magic = 0;
+    ctx->state = 0;
     sr_pool_fini(&ctx->reqs);
     sr_pool_fini(&ctx->slices);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx->peers);
     free(ctx->touched);
-    free(ctx);
+    if (ctx != &symrail_ctx_default)
+        free(ctx);
 }
 
 static int sr_ctx_settled(void *arg)
@@ -165,7 +192,7 @@ symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
          * when the transports are gone. */
         sr_warn("ctx_destroy: %u operations of context %d never completed; its memory is kept "
                 "until finalize", ctx->orphans, ctx->id);
-        ctx->magic = 0;
+        ctx->state = 0;
         ctx->next = sr_rt.zombies;
         sr_rt.zombies = ctx;
     }

@@ -433,7 +433,7 @@ symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what)
     return st;
 }
 
-static __attribute__((noinline)) symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
+symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
 {
     symrail_status_t st = sr_req_wait(&ctx->nbi, "quiet");
     for (int i = 0; i < ctx->ntouched; i++) {
@@ -447,15 +447,6 @@ static __attribute__((noinline)) symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
     }
     ctx->ntouched = 0;
     return st;
-}
-
-symrail_status_t sr_quiet(sr_ctx_t *ctx)
-{
-    ctx->stats.quiets++;
-    if (sr_likely(ctx->nbi.remaining == 0 && ctx->ntouched == 0 &&
-                  ctx->nbi.status == SYMRAIL_OK))
-        return SYMRAIL_OK;
-    return sr_quiet_slow(ctx);
 }
 
 static int sr_peer_idle(void *arg)

@@ -121,7 +121,9 @@ typedef struct {
              notifies_recv, quiets, barriers, waits_slept, backpressure_stalls, retries;
 } sr_stats_t;
 
-#define SR_CTX_MAGIC 0x73724358u  /* "srCX": a live context */
+#define SR_CTX_LIVE    (UINT64_C(0x73724358) << 32)  /* "srCX": a live context */
+#define SR_CTX_LOCKED  UINT64_C(1)
+#define SR_CTX_NOSTORE UINT64_C(2)
 
 /*
  * A context: its own completion.  Every operation is issued on one and
@@ -132,10 +134,13 @@ typedef struct {
  * context argument.
  */
 struct symrail_ctx {
-    uint32_t           magic;
+    /* SR_CTX_LIVE while the context exists, with SR_CTX_LOCKED (shared by
+     * threads under THREAD_MULTIPLE: the lock is taken) and SR_CTX_NOSTORE:
+     * one compare tells the fast path that the context is alive and needs
+     * nothing else. */
+    uint64_t           state;
     int                id;
     long               options;
-    int                locked;    /* shared by threads under THREAD_MULTIPLE: lock taken */
     int                home;      /* lane of its one-slice operations (modulo lanes) */
     sr_cpeer_t        *peers;     /* [n_pes] */
     int               *touched;   /* PEs posted to since the last quiet */
@@ -227,18 +232,20 @@ void sr_stats_collect(symrail_stats_t *stats_p);
 /* ctx.c */
 extern __thread sr_ctx_t *sr_ctx_cur;  /* the context this thread progresses */
 symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p);
+/* The default context, in place (symrail_ctx_default). */
+symrail_status_t sr_ctx_new_default(void);
 /* Completes the context's operations, then frees it. */
 symrail_status_t sr_ctx_free(sr_ctx_t *ctx);
 void sr_ctxs_fini(void);
 void sr_ctx_stats_sum(sr_stats_t *sum_p);
 static inline void sr_ctx_enter(sr_ctx_t *ctx)
 {
-    if (sr_unlikely(ctx->locked))
+    if (sr_unlikely(ctx->state & SR_CTX_LOCKED))
         pthread_mutex_lock(&ctx->lock);
 }
 static inline void sr_ctx_leave(sr_ctx_t *ctx)
 {
-    if (sr_unlikely(ctx->locked))
+    if (sr_unlikely(ctx->state & SR_CTX_LOCKED))
         pthread_mutex_unlock(&ctx->lock);
 }
 /* A completion for `op`: 1 when it went to its context's inbox because
@@ -339,7 +346,15 @@ symrail_status_t sr_amo_route_publish(void);
 /* After the fence: atomics to each PE whose words take NIC atomics go
  * through our NIC endpoint to it, local PEs and this PE included. */
 void sr_amo_route_apply(const uint8_t *is_local);
-symrail_status_t sr_quiet(sr_ctx_t *ctx);
+symrail_status_t sr_quiet_slow(sr_ctx_t *ctx);
+static inline symrail_status_t sr_quiet(sr_ctx_t *ctx)
+{
+    ctx->stats.quiets++;
+    if (sr_likely(ctx->nbi.remaining == 0 && ctx->ntouched == 0 &&
+                  ctx->nbi.status == SYMRAIL_OK))
+        return SYMRAIL_OK;
+    return sr_quiet_slow(ctx);
+}
 symrail_status_t sr_fence(sr_ctx_t *ctx);
 /* Remote completion of everything ctx posted to pe so far. */
 symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what);

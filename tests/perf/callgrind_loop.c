@@ -60,6 +60,16 @@ __attribute__((noinline)) void cg_fadd_loop(uint64_t *target, uint64_t *sum)
     }
 }
 
+#ifndef CG_OSHMEM
+/* The same put on a private context of its own. */
+__attribute__((noinline)) void cg_ctxput_loop(symrail_ctx_t ctx, uint64_t *dst,
+                                             const uint64_t *src)
+{
+    for (int i = 0; i < CG_CALLS; i++)
+        errors += symrail_ctx_put(ctx, dst, src, 8, 1) != 0;
+}
+#endif
+
 __attribute__((noinline)) void cg_quiet_loop(void)
 {
     for (int i = 0; i < CG_CALLS; i++)
@@ -68,6 +78,12 @@ __attribute__((noinline)) void cg_quiet_loop(void)
 
 int main(void)
 {
+#ifndef CG_OSHMEM
+    /* CG_MT=1: the library at SYMRAIL_THREAD_MULTIPLE (the default context
+     * then takes its lock, a private one none). */
+    if (getenv("CG_MT") && symrail_init_thread(SYMRAIL_THREAD_MULTIPLE, NULL) != SYMRAIL_OK)
+        return 2;
+#endif
     cg_init();
     uint64_t *sym = cg_malloc(4 * sizeof(uint64_t));
     uint64_t local = 42, sum = 0;
@@ -82,6 +98,13 @@ int main(void)
         cg_get_loop(&local, &sym[1]);
         cg_fadd_loop(&sym[2], &sum);
         cg_quiet_loop();
+#ifndef CG_OSHMEM
+        symrail_ctx_t ctx;
+        if (symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &ctx) != SYMRAIL_OK)
+            return 2;
+        cg_ctxput_loop(ctx, &sym[0], &local);
+        symrail_ctx_destroy(ctx);
+#endif
     }
     cg_barrier();
     if (cg_me() == 1 && sym[2] != CG_CALLS) {
