@@ -78,6 +78,11 @@ void sr_doorbell_setup(void)
 
 void sr_doorbell_ring(sr_doorbell_t *db)
 {
+    /* A wake-up is on its way already: only look, so that writers on many
+     * threads do not take the line from each other on every put.  (Seen as
+     * the waiters count is: the sleeper clears it before its fence.) */
+    if (__atomic_load_n(&db->wake_pending, __ATOMIC_SEQ_CST) != 0)
+        return;
     if (__atomic_exchange_n(&db->wake_pending, 1, __ATOMIC_SEQ_CST) == 0) {
         __atomic_fetch_add(&db->seq, 1, __ATOMIC_RELEASE);
         /* Shared (not PRIVATE) futex: the waker may be another process. */
