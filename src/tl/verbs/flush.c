@@ -6,7 +6,8 @@
  * it had posted (sq_posted) when the flush began, and until no put that the
  * core had posted to one of those lanes waits in the replay list.  A put
  * replayed on another lane raises the target of the flushes that wait for
- * its first lane, on the lane it now goes on; a put lost for good is
+ * its first lane, on the lane it now goes on, and so does a flush of that
+ * lane that begins later (lane->replay_orig); a put lost for good is
  * reported by the next flush of its first lane.  Lanes outside the mask are
  * never waited for, so one context's quiet does not wait for another's.
  * Everything here runs under ctx->flock (ib.h, "Threads").
@@ -41,6 +42,10 @@ static void sr_ib_replay(sr_tl_ep_t *ep)
         }
         sr_ib_post_lane(ep, lane);
         uint64_t posted = lane->sq_posted;
+        if (SR_IB_LOAD(lane->sq_done) >= lane->replay_seq)
+            lane->replay_orig = 0;
+        lane->replay_orig |= orig;
+        lane->replay_seq = posted;
         sr_ib_unlock(ctx, &lane->lock);
         /* A flush under way for their first lanes waits for these too. */
         for (sr_ib_flush_t *f = ctx->flushes; f; f = f->next)
@@ -114,6 +119,13 @@ symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
         sr_ib_post_lane(ep, lane);
         target[l] = lane->sq_posted;
         sr_ib_unlock(ctx, &lane->lock);
+    }
+    /* Puts of our lanes that went out again on another one. */
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        if ((lane->replay_orig & lanes) && target[l] < lane->replay_seq &&
+            SR_IB_LOAD(lane->sq_done) < lane->replay_seq)
+            target[l] = lane->replay_seq;
     }
     if (sr_ib_flushed(ep, lanes, target)) {
         st = sr_ib_late_err(ep, lanes);

@@ -174,6 +174,10 @@ typedef struct {
     uint64_t       sig_seq;      /* ... the last signalled one */
     uint32_t       unsig;        /* unsignalled WRs since the last signalled */
     struct sr_ib_op *free;       /* ops of this lane's cache (no shared pool on the post path) */
+    /* Puts of other lanes replayed here (flock): a flush of those lanes
+     * waits here up to replay_seq. */
+    uint32_t       replay_orig;
+    uint64_t       replay_seq;
     /* Counters, summed by sr_ib_stats. */
     uint64_t       n_posted, n_completed, n_qp_full, n_cq_full, bytes, slices;
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
