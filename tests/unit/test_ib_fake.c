@@ -1,11 +1,15 @@
 /*
- * Flush of some lanes of a verbs endpoint, against a fake device: the
+ * The verbs data path against a fake device: the
  * provider's post_send and poll_cq (which ibv_post_send and ibv_poll_cq
  * reach through the context's ops) record work requests and hand back the
  * completions a test chooses, and ibv_modify_qp is defined here, so no
  * RDMA device is needed.  What matters: a flush of lane 1 completes while
  * lane 0 holds unfinished work, and a put of lane 0 that is lost and sent
- * again elsewhere, or lost for good, concerns the flushes of lane 0 only.
+ * again elsewhere, or lost for good, concerns the flushes of lane 0 only;
+ * and with thread_multiple, threads posting to shared lanes while others
+ * progress lose no completion, call none twice and leave every lane and
+ * the CQ empty (run under ThreadSanitizer in a --enable-sanitizers=thread
+ * build, this is also the race check of the lanes' locking).
  */
 #include "config.h"
 
@@ -39,10 +43,26 @@ static fake_wr_t wrs[NWR];
 static int nwrs;
 static struct ibv_wc ready[NWR];
 static int nready, ready_pos;
+/* Threads test: every signalled WR completes at once, in post order. */
+static int auto_complete;
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_wc ring[NWR];
+static unsigned ring_head, ring_tail;
 
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     (void)bad;
+    if (auto_complete) {
+        pthread_mutex_lock(&fake_lock);
+        for (; wr; wr = wr->next)
+            if (wr->send_flags & IBV_SEND_SIGNALED) {
+                assert_true(ring_tail - ring_head < NWR);
+                ring[ring_tail++ % NWR] = (struct ibv_wc){ .wr_id = wr->wr_id,
+                                                           .status = IBV_WC_SUCCESS };
+            }
+        pthread_mutex_unlock(&fake_lock);
+        return 0;
+    }
     for (; wr; wr = wr->next) {
         assert_true(nwrs < NWR);
         wrs[nwrs++] = (fake_wr_t){ wr->wr_id, (int)(qp - fqp),
@@ -55,6 +75,13 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
     (void)cq;
     int k = 0;
+    if (auto_complete) {
+        pthread_mutex_lock(&fake_lock);
+        while (k < n && ring_head != ring_tail)
+            wc[k++] = ring[ring_head++ % NWR];
+        pthread_mutex_unlock(&fake_lock);
+        return k;
+    }
     while (k < n && ready_pos < nready)
         wc[k++] = ready[ready_pos++];
     return k;
@@ -132,6 +159,9 @@ static int setup(void **state)
     ctx->rails[0].port = 1;
     ctx->rails[0].weight = 1;
     ctx->amo_free = ctx->bounce_free = ~0ull;
+    ctx->amo_res = calloc(SR_IB_AMO_SLOTS, sizeof(uint64_t));
+    ctx->scratch_len = 65536;
+    ctx->scratch = calloc(1, ctx->scratch_len);  /* zero-copy sources */
     sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 64);
     ctx->lanes = calloc(NLANES, sizeof(*ctx->lanes));
     ep = calloc(1, sizeof(*ep));
@@ -159,6 +189,8 @@ static int teardown(void **state)
         free(f);
     }
     sr_pool_fini(&ctx->ops);
+    free(ctx->scratch);
+    free(ctx->amo_res);
     free(ctx->lanes);
     free(ep);
     free(ctx);
@@ -280,6 +312,127 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
 }
 
+/* ---- threads ---- */
+
+#define TTHREADS 4
+#define TROUNDS  400
+
+typedef struct {
+    sr_tl_comp_t comp;
+    int          calls;   /* atomic */
+} acomp_t;
+
+static int stop_progress, thread_errors;
+
+static void acomp_cb(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    if (status != SYMRAIL_OK)
+        __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&((acomp_t *)comp)->calls, 1, __ATOMIC_RELEASE);
+}
+
+static void acomp_wait(acomp_t *c)
+{
+    while (__atomic_load_n(&c->calls, __ATOMIC_ACQUIRE) == 0)
+        progress();
+}
+
+#define RETRY(call) ({ symrail_status_t s_; \
+    while ((s_ = (call)) == SYMRAIL_ERR_AGAIN) \
+        progress(); \
+    s_; })
+
+static void *poster(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    unsigned seed = 77u + (unsigned)t;
+    uint64_t result;
+    for (int r = 0; r < TROUNDS; r++) {
+        uint32_t used = 0;
+        acomp_t c[4];
+        int n = 1 + (int)(rand_r(&seed) % 4);
+        for (int i = 0; i < n; i++) {
+            int lane = (int)(rand_r(&seed) % NLANES);
+            used |= 1u << lane;
+            memset(&c[i], 0, sizeof(c[i]));
+            c[i].comp.cb = acomp_cb;
+            symrail_status_t st;
+            switch (rand_r(&seed) % 3) {
+            case 0:   /* inline: complete at once */
+                st = RETRY(sr_ib_put(ep, lane, &result, 0, 8 * (uint64_t)t, 8, &c[i].comp));
+                if (st == SYMRAIL_OK)
+                    c[i].calls = 1;
+                break;
+            case 1:   /* zero-copy from registered memory: a callback */
+                st = RETRY(sr_ib_put(ep, lane, ctx->scratch + 1024 * t, 0, 0, 1024,
+                                     &c[i].comp));
+                break;
+            default:
+                st = RETRY(sr_ib_atomic(ep, lane, SR_TL_AMO_ADD, 0, 0, 1, 0, &result,
+                                        &c[i].comp));
+                break;
+            }
+            if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS)
+                __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        }
+        for (int i = 0; i < n; i++)
+            acomp_wait(&c[i]);
+        acomp_t f = { .comp.cb = acomp_cb };
+        symrail_status_t st = sr_ib_flush(ep, used, &f.comp);
+        if (st == SYMRAIL_OK)
+            f.calls = 1;
+        else if (st != SR_TL_INPROGRESS)
+            __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        acomp_wait(&f);
+        for (int i = 0; i < n; i++)
+            if (__atomic_load_n(&c[i].calls, __ATOMIC_ACQUIRE) != 1)
+                __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&f.calls, __ATOMIC_ACQUIRE) != 1)
+            __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void *progressor(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stop_progress, __ATOMIC_ACQUIRE))
+        progress();
+    return NULL;
+}
+
+static void test_threads_share_lanes(void **state)
+{
+    (void)state;
+    auto_complete = 1;
+    stop_progress = thread_errors = 0;
+    ring_head = ring_tail = 0;
+    pthread_t th[TTHREADS], pth;
+    pthread_create(&pth, NULL, progressor, NULL);
+    for (int t = 0; t < TTHREADS; t++)
+        pthread_create(&th[t], NULL, poster, (void *)(intptr_t)t);
+    for (int t = 0; t < TTHREADS; t++)
+        pthread_join(th[t], NULL);
+    __atomic_store_n(&stop_progress, 1, __ATOMIC_RELEASE);
+    pthread_join(pth, NULL);
+    auto_complete = 0;
+    assert_int_equal(thread_errors, 0);
+    /* Every WR retired: nothing outstanding, no CQ entry still reserved. */
+    for (int l = 0; l < NLANES; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        if (lane->outstanding != 0 && lane->sig_seq < lane->sq_posted) {
+            /* An unsignalled tail: a cover retires it. */
+            assert_int_equal(sr_ib_cover(ep, lane), 1);
+            progress();
+        }
+        assert_int_equal(lane->outstanding, 0);
+        assert_int_equal(lane->sq_done, lane->sq_posted);
+    }
+    assert_int_equal(ctx->devs[0].cq_outstanding, 0);
+    assert_int_equal(ctx->amo_free, ~0ull);
+    assert_null(ctx->flushes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +444,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
