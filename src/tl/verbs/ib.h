@@ -380,6 +380,24 @@ static inline int sr_ib_trylock(const sr_tl_ctx_t *ctx, pthread_mutex_t *m)
     return !ctx->mt || pthread_mutex_trylock(m) == 0;
 }
 
+/* A WR goes to the device in one thread and its completion comes out in
+ * another: the device orders the two, which ThreadSanitizer cannot see
+ * (the provider and the kernel are not instrumented), so it is told. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define SR_IB_HANDOFF(p)  __tsan_release(p)
+#define SR_IB_TAKEOVER(p) __tsan_acquire(p)
+#else
+#define SR_IB_HANDOFF(p)  ((void)(p))
+#define SR_IB_TAKEOVER(p) ((void)(p))
+#endif
+
 /* Takes and clears a flag that says there is work; 1 when it was set. */
 static inline int sr_ib_flag_take(const sr_tl_ctx_t *ctx, int *flag)
 {

@@ -63,6 +63,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         op->wr.send_flags = (op->wr.send_flags & ~(unsigned)IBV_SEND_SIGNALED) |
                             (sig ? IBV_SEND_SIGNALED : 0);
         op->wr.next = op->next ? &op->next->wr : NULL;
+        SR_IB_HANDOFF(op);
         if (sig) {
             lane->unsig = 0;
             SR_IB_STORE(lane->sig_seq, op->seq);
@@ -508,6 +509,7 @@ int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
                 break;
             int n = ibv_poll_cq(dev->cq, SR_IB_POLL_BATCH, wc);
             for (int i = 0; i < n; i++) {
+                SR_IB_TAKEOVER((void *)(uintptr_t)wc[i].wr_id);
                 sr_ib_lane_t *lane = ((sr_ib_op_t *)(uintptr_t)wc[i].wr_id)->lane;
                 int ok = wc[i].status == IBV_WC_SUCCESS;
                 if (!ok)
