@@ -346,7 +346,7 @@ static void *poster(void *arg)
 {
     int t = (int)(intptr_t)arg;
     unsigned seed = 77u + (unsigned)t;
-    uint64_t result;
+    uint64_t src = (uint64_t)t, result[4];
     for (int r = 0; r < TROUNDS; r++) {
         uint32_t used = 0;
         acomp_t c[4];
@@ -359,7 +359,7 @@ static void *poster(void *arg)
             symrail_status_t st;
             switch (rand_r(&seed) % 3) {
             case 0:   /* inline: complete at once */
-                st = RETRY(sr_ib_put(ep, lane, &result, 0, 8 * (uint64_t)t, 8, &c[i].comp));
+                st = RETRY(sr_ib_put(ep, lane, &src, 0, 8 * (uint64_t)t, 8, &c[i].comp));
                 if (st == SYMRAIL_OK)
                     c[i].calls = 1;
                 break;
@@ -368,7 +368,7 @@ static void *poster(void *arg)
                                      &c[i].comp));
                 break;
             default:
-                st = RETRY(sr_ib_atomic(ep, lane, SR_TL_AMO_ADD, 0, 0, 1, 0, &result,
+                st = RETRY(sr_ib_atomic(ep, lane, SR_TL_AMO_ADD, 0, 0, 1, 0, &result[i],
                                         &c[i].comp));
                 break;
             }

@@ -129,10 +129,11 @@ static void sr_ib_enqueue(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op, in
 {
     sr_ib_hold(lane, op);
     if (more) {
-        if (!SR_IB_LOAD(ep->held))
-            SR_IB_STORE(ep->held, 1);
-        if (!SR_IB_LOAD(ep->ctx->held))
-            SR_IB_STORE(ep->ctx->held, 1);
+        /* Stored even when already set: a thread that clears the flag and
+         * then reads the hold lists must find this op, or leave the flag
+         * set for our own ep_post_end. */
+        SR_IB_STORE(ep->held, 1);
+        SR_IB_STORE(ep->ctx->held, 1);
     } else {
         sr_ib_post_lane(ep, lane);
     }
