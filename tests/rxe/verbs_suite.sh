@@ -46,6 +46,15 @@ if ! grep -q 'atomics to 2 PE(s) of this node (this one included) go through ver
     sed 's/^/    | /' "$outdir/out" | grep -i atomic | tail -n 10
     nfail=$((nfail + 1))
 fi
+# The transport's ops table from several threads at once (thread_multiple),
+# and the same program single-threaded.
+run_case "verbs ops from 4 threads plus a progress thread, every byte verified" 0 \
+    '^ok: verbs threads: 4 threads' timeout 400 "$top_builddir/tests/rxe/t_verbs_threads" 4 150 1
+run_case "verbs ops from 8 threads, one QP per peer and rail, small queues" 0 \
+    '^ok: verbs threads: 8 threads' env SYMRAIL_IB_QPS_PER_PEER=1 SYMRAIL_IB_MAX_WR=8 \
+    SYMRAIL_IB_CQ_SIZE=16 timeout 400 "$top_builddir/tests/rxe/t_verbs_threads" 8 60 1
+run_case "verbs ops from one thread, thread_multiple 0" 0 '^ok: verbs threads: 1 threads' \
+    timeout 400 "$top_builddir/tests/rxe/t_verbs_threads" 1 150 0
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \

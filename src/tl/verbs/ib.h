@@ -21,6 +21,37 @@
  * memory with an RDMA WRITE; a sender never has more than the receive depth
  * in flight, so there is never an RNR.  A progress thread keeps receive
  * buffers posted while the application computes.
+ *
+ * Threads (params.thread_multiple; tl.h says what callers may do).  QPs are
+ * shared by every thread and context: completion is counted per lane (the
+ * WR sequence numbers below), so a flush of some lanes needs nothing of
+ * the others.  The locks, in the order they may be taken:
+ *   dev->polling  a try-flag per CQ: the thread that holds it polls one
+ *                 batch and retires it; a second poller skips that CQ.
+ *                 Nobody ever waits for it.
+ *   ctx->rlock    the repair state machine: one repair pass at a time
+ *                 (try-lock), and the repair messages received.
+ *   ctx->flock    the list of flushes in progress, every endpoint's replay
+ *                 list and late error, and the retiring of a failed WR
+ *                 (which may add to a replay list), so that a flush never
+ *                 sees a lost put in neither its lane nor the replay list.
+ *   lane->lock    everything of one lane: its QP, room (outstanding), the
+ *                 sequence numbers, signalling, its wq and hold lists, its
+ *                 repair state, its cache of free ops and its counters.
+ *                 Two lanes' locks are never held together.
+ *   ctx->plock, ctx->nlock  leaves: the op pool behind the lanes' caches;
+ *                 the notify channel (shared with the progress thread).
+ * Shared without a lock: a device's CQ entries (reserved with an atomic
+ * add before a WR is taken, so a CQ never overruns), the bounce and atomic
+ * result slots (bitmaps taken with compare-and-swap), and the flags that
+ * tell progress there is work (held, replays, repairs_pending,
+ * lane_events).  sq_posted, sq_done, sig_seq and hold_head are written
+ * under the lane lock and may be read without it.  Completion callbacks are
+ * collected while locks are held (sr_ib_done_t) and called after every
+ * lock is released; notifications are handed to the core in order by one
+ * thread at a time (ctx->dispatching, under nlock, again never waited for).
+ * With thread_multiple 0 every lock is skipped behind one predictable
+ * branch on ctx->mt.
  */
 #ifndef SR_TL_VERBS_IB_H
 #define SR_TL_VERBS_IB_H
@@ -80,7 +111,8 @@ typedef struct sr_ib_dev {
     struct ibv_mr      *scratch_mr;
     char                name[SR_IB_NAME_LEN];
     uint32_t            cq_size;
-    _Alignas(SR_CACHE_LINE) uint32_t cq_outstanding;
+    _Alignas(SR_CACHE_LINE) uint32_t cq_outstanding;  /* atomic when ctx->mt */
+    int                 polling;       /* try-flag: some thread polls cq */
 } sr_ib_dev_t;
 
 typedef struct {
@@ -94,8 +126,6 @@ typedef struct {
     uint32_t       prefix_bits;  /* RoCE over IPv4: netmask length of its address; 0 unknown */
     uint32_t       weight;
     uint64_t       speed_mbps;
-    uint64_t       bytes;        /* put/get data carried */
-    uint64_t       slices;
 } sr_ib_rail_t;
 
 /*
@@ -117,6 +147,7 @@ typedef enum {
 #define SR_IB_MAX_REPAIRS 3
 
 typedef struct {
+    pthread_mutex_t lock;        /* see "Threads" above */
     struct ibv_qp *qp;
     sr_ib_rail_t  *rail;
     int            down;         /* not usable now (any state but UP) */
@@ -142,6 +173,13 @@ typedef struct {
     uint64_t       sq_done;      /* ... covered by a completion */
     uint64_t       sig_seq;      /* ... the last signalled one */
     uint32_t       unsig;        /* unsignalled WRs since the last signalled */
+    struct sr_ib_op *free;       /* ops of this lane's cache (no shared pool on the post path) */
+    /* Puts of other lanes replayed here (flock): a flush of those lanes
+     * waits here up to replay_seq. */
+    uint32_t       replay_orig;
+    uint64_t       replay_seq;
+    /* Counters, summed by sr_ib_stats. */
+    uint64_t       n_posted, n_completed, n_qp_full, n_cq_full, bytes, slices;
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
 
@@ -163,6 +201,7 @@ typedef struct sr_ib_op {
     struct ibv_send_wr wr;
     struct ibv_sge    sge;
     int               kind;
+    int               orig;      /* the lane the core posted it to (flush masks) */
     int               must_sig;  /* it took the last slot of some resource */
     uint32_t          region;    /* where a put goes, to re-post it elsewhere */
     uint64_t          roff;
@@ -235,6 +274,7 @@ struct sr_tl_ep {
      * was not possible. */
     struct sr_ib_op  *replay_head, *replay_tail;
     symrail_status_t  late_err;
+    uint32_t          late_lanes;      /* ... for flushes of these lanes */
     char              late_why[160];
     int               held;            /* some lane holds WRs for a chain */
     uint64_t          heard;           /* sr_time_ns of the last sign of life (atomic) */
@@ -246,11 +286,14 @@ typedef struct sr_ib_flush {
     struct sr_ib_flush *next;
     sr_tl_ep_t         *ep;
     sr_tl_comp_t       *comp;
+    uint32_t            lanes;
     uint64_t            target[SR_TL_MAX_LANES];
 } sr_ib_flush_t;
 
 struct sr_tl_ctx {
     sr_tl_params_t  params;
+    int             mt;            /* params.thread_multiple: take the locks */
+    pthread_mutex_t rlock, flock, plock;  /* see "Threads" above */
     sr_ib_dev_t     devs[SR_IB_MAX_RAILS];
     int             ndevs;
     sr_ib_rail_t    rails[SR_IB_MAX_RAILS];
@@ -280,7 +323,7 @@ struct sr_tl_ctx {
     uint64_t        amo_free;      /* bitmap */
     uint64_t        bounce_free;   /* bitmap */
 
-    sr_pool_t       ops;           /* sr_ib_op_t */
+    sr_pool_t       ops;           /* sr_ib_op_t, behind the lanes' caches (plock) */
     uint32_t        sig_every;
     sr_ib_flush_t  *flushes;       /* flushes in progress */
     int             held;          /* some endpoint holds WRs */
@@ -294,14 +337,15 @@ struct sr_tl_ctx {
     sr_msgq_t       mq;            /* received, not yet handed to the core */
     pthread_t       thread;
     int             thread_up;
-    volatile int    stop;
+    int             stop;          /* atomic */
+    int             dispatching;   /* nlock: a thread hands messages to the core */
     int             wake_pipe[2];
 
     int             fault_lane;
     uint64_t        fault_after;
     uint32_t        fault_ctl;     /* repair messages still to be refused */
     int             fault_init;    /* init step that fails */
-    uint64_t        n_posted, n_completed, n_qp_full, n_cq_full, n_repaired, n_replayed;
+    uint64_t        n_repaired, n_replayed;
     int             repairs_pending;
     int             lane_events;   /* some lane's gen is not reported yet */
 };
@@ -311,14 +355,121 @@ static inline uint32_t sr_ib_psn(uint32_t qpn)
     return (qpn * 2654435761u) & 0xffffff;
 }
 
-static inline int sr_ib_bit_take(uint64_t *map)
+/* ---- threads (see "Threads" at the top) ---- */
+
+/* Plain loads and stores on x86: they only keep the compiler honest. */
+#define SR_IB_LOAD(x)     __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define SR_IB_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+/* A counter written by one lock holder and read by stats at any time. */
+#define SR_IB_COUNT(x, n) __atomic_store_n(&(x), (x) + (n), __ATOMIC_RELAXED)
+
+static inline void sr_ib_lock(const sr_tl_ctx_t *ctx, pthread_mutex_t *m)
 {
-    if (*map == 0)
-        return -1;
-    int i = __builtin_ctzll(*map);
-    *map &= ~(1ull << i);
-    return i;
+    if (sr_unlikely(ctx->mt))
+        pthread_mutex_lock(m);
 }
+
+static inline void sr_ib_unlock(const sr_tl_ctx_t *ctx, pthread_mutex_t *m)
+{
+    if (sr_unlikely(ctx->mt))
+        pthread_mutex_unlock(m);
+}
+
+static inline int sr_ib_trylock(const sr_tl_ctx_t *ctx, pthread_mutex_t *m)
+{
+    return !ctx->mt || pthread_mutex_trylock(m) == 0;
+}
+
+/* A WR goes to the device in one thread and its completion comes out in
+ * another: the device orders the two, which ThreadSanitizer cannot see
+ * (the provider and the kernel are not instrumented), so it is told. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define SR_IB_HANDOFF(p)  __tsan_release(p)
+#define SR_IB_TAKEOVER(p) __tsan_acquire(p)
+#else
+#define SR_IB_HANDOFF(p)  ((void)(p))
+#define SR_IB_TAKEOVER(p) ((void)(p))
+#endif
+
+/* Takes and clears a flag that says there is work; 1 when it was set. */
+static inline int sr_ib_flag_take(const sr_tl_ctx_t *ctx, int *flag)
+{
+    if (!SR_IB_LOAD(*flag))
+        return 0;
+    if (sr_unlikely(ctx->mt))
+        return __atomic_exchange_n(flag, 0, __ATOMIC_ACQ_REL);
+    *flag = 0;
+    return 1;
+}
+
+static inline int sr_ib_bit_take(const sr_tl_ctx_t *ctx, uint64_t *map)
+{
+    if (sr_likely(!ctx->mt)) {
+        if (*map == 0)
+            return -1;
+        int i = __builtin_ctzll(*map);
+        *map &= ~(1ull << i);
+        return i;
+    }
+    uint64_t old = __atomic_load_n(map, __ATOMIC_RELAXED);
+    while (old != 0)
+        if (__atomic_compare_exchange_n(map, &old, old & (old - 1), 1, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return __builtin_ctzll(old);
+    return -1;
+}
+
+static inline void sr_ib_bit_give(const sr_tl_ctx_t *ctx, uint64_t *map, int i)
+{
+    if (sr_likely(!ctx->mt))
+        *map |= 1ull << i;
+    else
+        __atomic_fetch_or(map, 1ull << i, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t sr_ib_cq_used(const sr_tl_ctx_t *ctx, sr_ib_dev_t *dev)
+{
+    return ctx->mt ? __atomic_load_n(&dev->cq_outstanding, __ATOMIC_RELAXED)
+                   : dev->cq_outstanding;
+}
+
+static inline void sr_ib_cq_give(const sr_tl_ctx_t *ctx, sr_ib_dev_t *dev)
+{
+    if (sr_likely(!ctx->mt))
+        dev->cq_outstanding--;
+    else
+        __atomic_fetch_sub(&dev->cq_outstanding, 1, __ATOMIC_RELAXED);
+}
+
+/* Callbacks found while locks are held, called once they are released. */
+typedef struct {
+    sr_tl_comp_t     *comp;
+    symrail_status_t  status;
+} sr_ib_cb_t;
+
+typedef struct {
+    size_t      n, cap;
+    sr_ib_cb_t *v;
+    sr_ib_cb_t  inl[SR_IB_POLL_BATCH];
+} sr_ib_done_t;
+
+static inline void sr_ib_done_init(sr_ib_done_t *d)
+{
+    d->n = 0;
+    d->cap = SR_IB_POLL_BATCH;
+    d->v = d->inl;
+}
+
+void sr_ib_done_add(sr_ib_done_t *d, sr_tl_comp_t *comp, symrail_status_t status);
+/* Calls what was collected (no lock held) and empties d. */
+int sr_ib_done_run(sr_ib_done_t *d);
 
 static inline char *sr_ib_slot(char *base, sr_tl_ctx_t *ctx, int pe, uint64_t i)
 {
@@ -346,17 +497,31 @@ static inline int sr_ib_lkey(sr_tl_ctx_t *ctx, sr_ib_dev_t *dev, const void *add
     return 0;
 }
 
+/* Room for one more WR on lane (lane lock held): its send-queue slot is
+ * checked, its CQ entry reserved (sr_ib_cq_give returns one not used). */
 static inline int sr_ib_room(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
-    if (sr_unlikely(lane->outstanding >= ep->ctx->max_wr)) {
-        ep->ctx->n_qp_full++;
+    const sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_dev_t *dev = lane->rail->dev;
+    if (sr_unlikely(lane->outstanding >= ctx->max_wr)) {
+        SR_IB_COUNT(lane->n_qp_full, 1);
         return 0;
     }
-    if (sr_unlikely(lane->rail->dev->cq_outstanding >= lane->rail->dev->cq_size)) {
-        ep->ctx->n_cq_full++;
-        return 0;
+    if (sr_likely(!ctx->mt)) {
+        if (sr_unlikely(dev->cq_outstanding >= dev->cq_size))
+            goto full;
+        dev->cq_outstanding++;
+        return 1;
+    }
+    if (sr_unlikely(__atomic_fetch_add(&dev->cq_outstanding, 1, __ATOMIC_RELAXED) >=
+                    dev->cq_size)) {
+        __atomic_fetch_sub(&dev->cq_outstanding, 1, __ATOMIC_RELAXED);
+        goto full;
     }
     return 1;
+full:
+    SR_IB_COUNT(lane->n_cq_full, 1);
+    return 0;
 }
 
 /* device.c */
@@ -366,7 +531,8 @@ void sr_ib_weigh_rails(sr_tl_ctx_t *ctx);
 
 /* md.c */
 symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx);
-sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx);
+/* Lane lock held; op_put: op->lane's lock held. */
+sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane);
 void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op);
 symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
 
@@ -390,12 +556,21 @@ symrail_status_t sr_ib_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
 symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
                               uint32_t region, uint64_t roff, uint64_t operand,
                               uint64_t compare, uint64_t *result_p, sr_tl_comp_t *comp);
-void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc);
-symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
+/* Lane lock held, and flock when wc failed. */
+void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done);
+int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 void sr_ib_ep_post_end(sr_tl_ep_t *ep);
 void sr_ib_post_held(sr_tl_ctx_t *ctx);
-int sr_ib_rma_progress(sr_tl_ctx_t *ctx);
+/* Lane lock held. */
+void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
+void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
+void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
+/* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
+
+/* flush.c */
+symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
+int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 
 /* notify.c */
 symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, uint64_t i);

@@ -42,6 +42,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
+    ctx->mt = params->thread_multiple != 0;
     ctx->qpp = (uint32_t)params->env->qps_per_peer;
     ctx->max_wr = (uint32_t)params->env->ib_max_wr;
     ctx->depth = (uint32_t)params->env->ib_recv_depth;
@@ -57,6 +58,9 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);
+    pthread_mutex_init(&ctx->rlock, NULL);
+    pthread_mutex_init(&ctx->flock, NULL);
+    pthread_mutex_init(&ctx->plock, NULL);
     sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
     if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536 ||
         ctx->slots < 1) {
@@ -90,7 +94,10 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
 
     int n = params->n_pes;
     ctx->use = calloc((size_t)n, 1);
-    ctx->lanes = calloc((size_t)n * (size_t)ctx->nrails * ctx->qpp, sizeof(*ctx->lanes));
+    size_t nlanes = (size_t)n * (size_t)ctx->nrails * ctx->qpp;
+    ctx->lanes = calloc(nlanes, sizeof(*ctx->lanes));
+    for (size_t l = 0; ctx->lanes && l < nlanes; l++)
+        pthread_mutex_init(&ctx->lanes[l].lock, NULL);
     ctx->nqps = sr_ib_init_fault(ctx, 1) ? NULL : calloc((size_t)n, sizeof(*ctx->nqps));
     ctx->eps = calloc((size_t)n, sizeof(*ctx->eps));
     if (!ctx->use || !ctx->lanes || !ctx->nqps || !ctx->eps) {
@@ -172,7 +179,7 @@ err:
 static void sr_ib_fini(sr_tl_ctx_t *ctx)
 {
     if (ctx->thread_up) {
-        ctx->stop = 1;
+        SR_IB_STORE(ctx->stop, 1);
         if (ctx->wake_pipe[1] >= 0) {
             char c = 0;
             (void)!write(ctx->wake_pipe[1], &c, 1);
@@ -190,6 +197,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
             sr_ib_lane_t *lane = &ctx->lanes[(size_t)pe * ctx->nrails * ctx->qpp + l];
             if (lane->qp)
                 ibv_destroy_qp(lane->qp);
+            pthread_mutex_destroy(&lane->lock);
         }
         if (ctx->nqps && ctx->nqps[pe])
             ibv_destroy_qp(ctx->nqps[pe]);
@@ -217,6 +225,9 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
     free(ctx->nqps);
     free(ctx->eps);
     pthread_mutex_destroy(&ctx->nlock);
+    pthread_mutex_destroy(&ctx->rlock);
+    pthread_mutex_destroy(&ctx->flock);
+    pthread_mutex_destroy(&ctx->plock);
     free(ctx);
 }
 
@@ -229,24 +240,27 @@ static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     attr_p->local_completion = 1;  /* inline and bounce-buffered puts */
 }
 
+/* Any number of threads may be in here (ib.h, "Threads"): each part that
+ * another thread is doing already is skipped, never waited for. */
 static int sr_ib_progress(sr_tl_ctx_t *ctx)
 {
-    struct ibv_wc wc[SR_IB_POLL_BATCH];
-    int total = 0;
-    for (int d = 0; d < ctx->ndevs; d++) {
-        int n;
-        while ((n = ibv_poll_cq(ctx->devs[d].cq, SR_IB_POLL_BATCH, wc)) > 0) {
-            for (int i = 0; i < n; i++)
-                sr_ib_complete(ctx, &wc[i]);
-            total += n;
-        }
-    }
-    total += sr_ib_rma_progress(ctx);
+    sr_ib_done_t done;
+    sr_ib_done_init(&done);
+    int total = sr_ib_poll(ctx, &done);
+    total += sr_ib_rma_progress(ctx, &done);
+    sr_ib_done_run(&done);
     if (pthread_mutex_trylock(&ctx->nlock) == 0) {
         total += sr_ib_npoll(ctx);
         sr_ib_return_credits(ctx);
-        sr_msgq_t q = ctx->mq;
-        ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
+        /* One thread at a time hands messages over, so that the core sees
+         * them in the order they came. */
+        sr_msgq_t q = { NULL, NULL, 0 };
+        int mine = !ctx->dispatching && ctx->mq.head != NULL;
+        if (mine) {
+            q = ctx->mq;
+            ctx->mq = (sr_msgq_t){ NULL, NULL, 0 };
+            ctx->dispatching = 1;
+        }
         pthread_mutex_unlock(&ctx->nlock);
         sr_msg_t *m;
         while ((m = sr_msgq_pop(&q)) != NULL) {
@@ -257,10 +271,15 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
             free(m);
             total++;
         }
+        if (mine) {
+            pthread_mutex_lock(&ctx->nlock);
+            ctx->dispatching = 0;
+            pthread_mutex_unlock(&ctx->nlock);
+        }
     }
-    if (sr_unlikely(ctx->repairs_pending))
+    if (sr_unlikely(SR_IB_LOAD(ctx->repairs_pending)))
         sr_ib_repair(ctx);
-    if (sr_unlikely(ctx->lane_events))
+    if (sr_unlikely(SR_IB_LOAD(ctx->lane_events)))
         sr_ib_lane_report(ctx);
     return total;
 }
@@ -270,27 +289,42 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
     if (ep->local && ep->pe != ep->ctx->params.my_pe && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
     /* Lanes under repair still count: the peer may well be alive. */
-    for (int l = 0; l < ep->nlanes; l++)
+    symrail_status_t st = SYMRAIL_ERR_PEER_GONE;
+    for (int l = 0; l < ep->nlanes && st != SYMRAIL_OK; l++) {
+        sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
         if (ep->lanes[l].state != SR_IB_LANE_DEAD)
-            return SYMRAIL_OK;
-    return SYMRAIL_ERR_PEER_GONE;
+            st = SYMRAIL_OK;
+        sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);
+    }
+    return st;
 }
 
 static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 {
-    stats_p->slices_posted += ctx->n_posted;
-    stats_p->completions += ctx->n_completed;
-    stats_p->qp_full += ctx->n_qp_full;
-    stats_p->cq_full += ctx->n_cq_full;
-    stats_p->repairs += ctx->n_repaired;
-    stats_p->retries += ctx->n_replayed;  /* locally completed puts posted again */
+#define SR_IB_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+    uint64_t bytes[SR_IB_MAX_RAILS] = { 0 }, slices[SR_IB_MAX_RAILS] = { 0 };
+    size_t nlanes = (size_t)ctx->params.n_pes * ctx->nrails * ctx->qpp;
+    for (size_t l = 0; ctx->lanes && l < nlanes; l++) {
+        sr_ib_lane_t *lane = &ctx->lanes[l];
+        if (lane->rail == NULL)
+            continue;
+        stats_p->slices_posted += SR_IB_READ(lane->n_posted);
+        stats_p->completions += SR_IB_READ(lane->n_completed);
+        stats_p->qp_full += SR_IB_READ(lane->n_qp_full);
+        stats_p->cq_full += SR_IB_READ(lane->n_cq_full);
+        bytes[lane->rail - ctx->rails] += SR_IB_READ(lane->bytes);
+        slices[lane->rail - ctx->rails] += SR_IB_READ(lane->slices);
+    }
+    stats_p->repairs += SR_IB_READ(ctx->n_repaired);
+    stats_p->retries += SR_IB_READ(ctx->n_replayed);  /* locally completed puts posted again */
     for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
         sr_ib_rail_t *rail = &ctx->rails[r];
         __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
         snprintf(out->name, sizeof(out->name), "%.20s:%d", rail->dev->name, rail->port);
-        out->bytes = rail->bytes;
-        out->slices = rail->slices;
+        out->bytes = bytes[r];
+        out->slices = slices[r];
     }
+#undef SR_IB_READ
 }
 
 static uint32_t sr_ib_wait_prepare(sr_tl_ctx_t *ctx)

@@ -41,23 +41,34 @@ symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx)
     return SYMRAIL_OK;
 }
 
-sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx)
+/* Ops come back to the lane they were posted on, so in a steady state each
+ * lane lives off its own cache and posting takes no shared lock. */
+sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane)
 {
-    sr_ib_op_t *op = sr_pool_get(&ctx->ops);
-    if (sr_unlikely(op == NULL))
-        return NULL;
+    sr_ib_op_t *op = lane->free;
+    if (sr_likely(op != NULL)) {
+        lane->free = op->next;
+    } else {
+        sr_ib_lock(ctx, &ctx->plock);
+        op = sr_pool_get(&ctx->ops);
+        sr_ib_unlock(ctx, &ctx->plock);
+        if (sr_unlikely(op == NULL))
+            return NULL;
+    }
     memset(op, 0, sizeof(*op));
     op->bounce = op->amo_slot = -1;
+    op->lane = lane;
     return op;
 }
 
 void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op)
 {
     if (op->bounce >= 0)
-        ctx->bounce_free |= 1ull << op->bounce;
+        sr_ib_bit_give(ctx, &ctx->bounce_free, op->bounce);
     if (op->amo_slot >= 0)
-        ctx->amo_free |= 1ull << op->amo_slot;
-    sr_pool_put(&ctx->ops, op);
+        sr_ib_bit_give(ctx, &ctx->amo_free, op->amo_slot);
+    op->next = op->lane->free;
+    op->lane->free = op;
 }
 
 symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)

@@ -149,12 +149,12 @@ static void *sr_ib_thread(void *arg)
     int ms = 50;
     if (ctx->hb_ns && ctx->hb_ns / 2000000 < (uint64_t)ms)
         ms = ctx->hb_ns / 2000000 > 0 ? (int)(ctx->hb_ns / 2000000) : 1;
-    while (!ctx->stop) {
+    while (!SR_IB_LOAD(ctx->stop)) {
         /* Bounded sleep: credits owed are returned and heartbeats sent even
          * without events. */
         if (poll(pfd, 2, ms) < 0 && errno != EINTR)
             break;
-        if (ctx->stop)
+        if (SR_IB_LOAD(ctx->stop))
             break;
         if (pfd[0].revents & POLLIN) {
             struct ibv_cq *cq;

@@ -19,8 +19,9 @@ struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_
         sr_error("verbs: ibv_create_qp on %s:%d failed: %m", rail->dev->name, rail->port);
         return NULL;
     }
+    /* Read by posting threads: changed (once, in practice) with an atomic store. */
     if (ctx->max_inline < 0 || (int)ia.cap.max_inline_data < ctx->max_inline)
-        ctx->max_inline = (int)ia.cap.max_inline_data;
+        __atomic_store_n(&ctx->max_inline, (int)ia.cap.max_inline_data, __ATOMIC_RELAXED);
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = (uint8_t)rail->port,
         .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -282,7 +283,10 @@ void sr_ib_disconnect(sr_tl_ep_t *ep)
 int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
 {
     int n = ep->nlanes < max ? ep->nlanes : max;
-    for (int l = 0; l < n; l++)
+    for (int l = 0; l < n; l++) {
+        sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
         weights_p[l] = ep->lanes[l].down ? 0 : ep->lanes[l].rail->weight;
+        sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);
+    }
     return n;
 }

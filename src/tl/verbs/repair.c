@@ -6,6 +6,7 @@
 
 /* ---- lane repair ------------------------------------------------------------------------- */
 
+/* Lane lock held. */
 void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
 {
     if (lane->down)
@@ -13,9 +14,9 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
     lane->down = 1;
     lane->state = SR_IB_LANE_DRAIN;
     lane->gen++;
-    ep->ctx->lane_events = 1;
+    SR_IB_STORE(ep->ctx->lane_events, 1);
     lane->asked = 0;
-    ep->ctx->repairs_pending = 1;
+    SR_IB_STORE(ep->ctx->repairs_pending, 1);
     /* In error, the QP flushes what it still holds: that is the drain. */
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     ibv_modify_qp(lane->qp, &a, IBV_QP_STATE);
@@ -82,8 +83,8 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->down = 0;
     lane->peer_qpn = 0;
     lane->gen++;
-    ep->ctx->lane_events = 1;
-    ep->ctx->n_repaired++;
+    SR_IB_STORE(ep->ctx->lane_events, 1);
+    SR_IB_COUNT(ep->ctx->n_repaired, 1);
     sr_info("verbs: lane %d to PE %d on %s:%d repaired (QP %u)", l, ep->pe,
             lane->rail->dev->name, lane->rail->port, lane->qp->qp_num);
 }
@@ -94,59 +95,82 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
  * once the message has gone out; a message that could not go out is tried
  * again on the next pass, from the state before it.
  */
+static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l);
+
+/* Under rlock, one lane at a time under its lock (which a repair message
+ * to the peer keeps: lane lock before nlock).  A lane that fails during the
+ * pass sets repairs_pending again after we cleared it. */
 void sr_ib_repair(sr_tl_ctx_t *ctx)
 {
-    int pending = 0, me = ctx->params.my_pe;
+    if (!sr_ib_trylock(ctx, &ctx->rlock))
+        return;
+    int pending = 0;
+    __atomic_store_n(&ctx->repairs_pending, 0, __ATOMIC_SEQ_CST);
     for (int pe = 0; pe < ctx->params.n_pes; pe++) {
         sr_tl_ep_t *ep = ctx->eps[pe];
         for (int l = 0; ep && l < ep->nlanes; l++) {
-            sr_ib_lane_t *lane = &ep->lanes[l];
-            if (lane->state == SR_IB_LANE_DEAD)
-                continue;
-            if (lane->state == SR_IB_LANE_UP) {
-                /* A RECONNECT repeated after we answered: answer again. */
-                if (lane->ack_owed && sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
-                    lane->ack_owed = 0;
-                pending |= lane->ack_owed;
-                continue;
-            }
-            pending = 1;
-            switch (lane->state) {
-            case SR_IB_LANE_DRAIN:
-                if (lane->outstanding != 0)
-                    break;
-                if (pe == me) {
-                    if (sr_ib_lane_rebuild(ep, l, 0) == 0)
-                        sr_ib_lane_up(ep, l);
-                } else if (me < pe) {
-                    if (sr_ib_lane_rebuild(ep, l, 0) == 0)
-                        lane->state = SR_IB_LANE_TELL;
-                } else if (lane->peer_qpn) {
-                    /* The peer already made its new QP: connect ours. */
-                    if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
-                        lane->rqpn = lane->peer_qpn;
-                        lane->state = SR_IB_LANE_ANSWER;
-                    }
-                } else if (!lane->asked) {
-                    lane->asked = sr_ib_ctl_send(ep, SR_IB_CTL_REQUEST, l, 0);
-                }
-                break;
-            case SR_IB_LANE_TELL:
-                if (sr_ib_ctl_send(ep, SR_IB_CTL_RECONNECT, l, lane->qp->qp_num))
-                    lane->state = SR_IB_LANE_WAIT;
-                break;
-            case SR_IB_LANE_ANSWER:
-                if (sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
-                    sr_ib_lane_up(ep, l);
-                break;
-            default:
-                break;
-            }
+            sr_ib_lock(ctx, &ep->lanes[l].lock);
+            pending |= sr_ib_repair_lane(ctx, ep, l);
+            sr_ib_unlock(ctx, &ep->lanes[l].lock);
         }
     }
-    ctx->repairs_pending = pending;
+    if (pending)
+        SR_IB_STORE(ctx->repairs_pending, 1);
+    sr_ib_unlock(ctx, &ctx->rlock);
 }
 
+/* One step of lane l's repair; 1 while it is not done. */
+static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
+{
+    int pending = 0, me = ctx->params.my_pe, pe = ep->pe;
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    if (lane->state == SR_IB_LANE_DEAD)
+        return 0;
+    if (lane->state == SR_IB_LANE_UP) {
+        /* A RECONNECT repeated after we answered: answer again. */
+        if (lane->ack_owed && sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
+            lane->ack_owed = 0;
+        return lane->ack_owed;
+    }
+    pending = 1;
+    switch (lane->state) {
+    case SR_IB_LANE_DRAIN:
+        if (lane->outstanding != 0)
+            break;
+        if (pe == me) {
+            if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+                sr_ib_lane_up(ep, l);
+        } else if (me < pe) {
+            if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+                lane->state = SR_IB_LANE_TELL;
+        } else if (lane->peer_qpn) {
+            /* The peer already made its new QP: connect ours. */
+            if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
+                lane->rqpn = lane->peer_qpn;
+                lane->state = SR_IB_LANE_ANSWER;
+            }
+        } else if (!lane->asked) {
+            lane->asked = sr_ib_ctl_send(ep, SR_IB_CTL_REQUEST, l, 0);
+        }
+        break;
+    case SR_IB_LANE_TELL:
+        if (sr_ib_ctl_send(ep, SR_IB_CTL_RECONNECT, l, lane->qp->qp_num))
+            lane->state = SR_IB_LANE_WAIT;
+        break;
+    case SR_IB_LANE_ANSWER:
+        if (sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
+            sr_ib_lane_up(ep, l);
+        break;
+    default:
+        break;
+    }
+    return pending;
+}
+
+static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_t c);
+
+/* A repair message: under rlock (a pass of sr_ib_repair is short) and the
+ * lane's lock. */
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
 {
     sr_tl_ep_t *ep = ctx->eps[pe];
@@ -156,6 +180,15 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
     memcpy(&c, payload, sizeof(c));
     if ((int)c.lane >= ep->nlanes)
         return;
+    sr_ib_lock(ctx, &ctx->rlock);
+    sr_ib_lock(ctx, &ep->lanes[c.lane].lock);
+    sr_ib_ctl_apply(ctx, ep, pe, c);
+    sr_ib_unlock(ctx, &ep->lanes[c.lane].lock);
+    sr_ib_unlock(ctx, &ctx->rlock);
+}
+
+static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_t c)
+{
     sr_ib_lane_t *lane = &ep->lanes[c.lane];
     if (lane->state == SR_IB_LANE_DEAD)
         return;
@@ -175,7 +208,7 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
             if (lane->state == SR_IB_LANE_DRAIN)
                 lane->peer_qpn = c.qpn;
         }
-        ctx->repairs_pending = 1;
+        SR_IB_STORE(ctx->repairs_pending, 1);
         break;
     case SR_IB_CTL_ACK:
         if (lane->state == SR_IB_LANE_WAIT) {
@@ -195,18 +228,21 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
  * (from progress, never from inside a post). */
 void sr_ib_lane_report(sr_tl_ctx_t *ctx)
 {
-    ctx->lane_events = 0;
-    if (ctx->params.lane_cb == NULL)
+    if (!sr_ib_flag_take(ctx, &ctx->lane_events) || ctx->params.lane_cb == NULL)
         return;
     for (int pe = 0; pe < ctx->params.n_pes; pe++) {
         sr_tl_ep_t *ep = ctx->eps[pe];
         for (int l = 0; ep && l < ep->nlanes; l++) {
             sr_ib_lane_t *lane = &ep->lanes[l];
-            if (lane->gen == lane->gen_told)
-                continue;
-            lane->gen_told = lane->gen;
-            ctx->params.lane_cb(ctx->params.cb_arg, pe, l, lane->down ? 0 : lane->rail->weight,
-                                lane->gen);
+            sr_ib_lock(ctx, &lane->lock);
+            uint32_t gen = lane->gen, told = lane->gen_told;
+            uint32_t weight = lane->down ? 0 : lane->rail->weight;
+            lane->gen_told = gen;
+            sr_ib_unlock(ctx, &lane->lock);
+            /* Two threads may both report a change: the generation lets
+             * the core keep the newer. */
+            if (gen != told)
+                ctx->params.lane_cb(ctx->params.cb_arg, pe, l, weight, gen);
         }
     }
 }

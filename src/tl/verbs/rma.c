@@ -11,6 +11,9 @@
  * last slot of its send queue, of its CQ or of the bounce buffers, so that a
  * full resource always has a completion on its way that frees some of it.
  * A completion covers every earlier work request of its QP.
+ *
+ * Every post runs under its lane's lock (ib.h, "Threads"); completions are
+ * retired under it too, their callbacks collected and called later.
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
@@ -19,14 +22,13 @@
 
 /* ---- posting --------------------------------------------------------------------- */
 
-/* Takes the send-queue slot and the CQ entry of one WR (room checked). */
+/* Takes the send-queue slot of one WR (room checked, CQ entry reserved). */
 static inline void sr_ib_take(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane, sr_ib_op_t *op)
 {
     sr_ib_dev_t *dev = lane->rail->dev;
     lane->outstanding++;
-    dev->cq_outstanding++;
-    if (lane->outstanding >= ctx->max_wr || dev->cq_outstanding >= dev->cq_size ||
-        (op->bounce >= 0 && ctx->bounce_free == 0))
+    if (lane->outstanding >= ctx->max_wr || sr_ib_cq_used(ctx, dev) >= dev->cq_size ||
+        (op->bounce >= 0 && SR_IB_LOAD(ctx->bounce_free) == 0))
         op->must_sig = 1;
 }
 
@@ -38,35 +40,39 @@ static void sr_ib_post_failed(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *ba
              strerror(rc));
     for (sr_ib_op_t *op = bad; op; op = op->next)
         op->kind |= 0x100;  /* never reached the QP */
-    ep->ctx->repairs_pending = 1;
+    SR_IB_STORE(ep->ctx->repairs_pending, 1);
     sr_ib_lane_fail(ep, lane, "post failed");
 }
 
 /* Posts the lane's held WRs as one chain. */
-static void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
+void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_op_t *first = lane->hold_head, *last = lane->hold_tail;
     if (first == NULL)
         return;
-    lane->hold_head = lane->hold_tail = NULL;
+    SR_IB_STORE(lane->hold_head, NULL);
+    lane->hold_tail = NULL;
     uint32_t n = 0;
+    uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
         int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
                   lane->unsig + 1 >= ctx->sig_every || (op == last && op != first);
-        op->seq = ++lane->sq_posted;
+        op->seq = ++seq;
         op->wr.wr_id = (uintptr_t)op;
         op->wr.send_flags = (op->wr.send_flags & ~(unsigned)IBV_SEND_SIGNALED) |
                             (sig ? IBV_SEND_SIGNALED : 0);
         op->wr.next = op->next ? &op->next->wr : NULL;
+        SR_IB_HANDOFF(op);
         if (sig) {
             lane->unsig = 0;
-            lane->sig_seq = op->seq;
+            SR_IB_STORE(lane->sig_seq, op->seq);
         } else {
             lane->unsig++;
         }
         n++;
     }
+    SR_IB_STORE(lane->sq_posted, seq);
     if (lane->wq_tail)
         lane->wq_tail->next = first;
     else
@@ -74,52 +80,63 @@ static void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     lane->wq_tail = last;
     struct ibv_send_wr *bad = NULL;
     int rc = ibv_post_send(lane->qp, &first->wr, &bad);
-    ctx->n_posted += n;
+    SR_IB_COUNT(lane->n_posted, n);
     if (sr_unlikely(rc != 0))
         sr_ib_post_failed(ep, lane, bad ? (sr_ib_op_t *)(uintptr_t)bad->wr_id : first, rc);
 }
 
+/* Another thread may be posting this endpoint's held chains at the same
+ * time: whoever clears ep->held posts what the lanes hold then; a lane
+ * whose hold list is seen empty has nothing of ours (a flush that must
+ * know takes the lane lock, see flush.c). */
 void sr_ib_ep_post_end(sr_tl_ep_t *ep)
 {
-    if (!ep->held)
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (!sr_ib_flag_take(ctx, &ep->held))
         return;
-    ep->held = 0;
-    for (int l = 0; l < ep->nlanes; l++)
-        if (ep->lanes[l].hold_head)
-            sr_ib_post_lane(ep, &ep->lanes[l]);
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        if (SR_IB_LOAD(lane->hold_head) == NULL)
+            continue;
+        sr_ib_lock(ctx, &lane->lock);
+        sr_ib_post_lane(ep, lane);
+        sr_ib_unlock(ctx, &lane->lock);
+    }
 }
 
 void sr_ib_post_held(sr_tl_ctx_t *ctx)
 {
-    ctx->held = 0;
+    if (!sr_ib_flag_take(ctx, &ctx->held))
+        return;
     for (int pe = 0; pe < ctx->params.n_pes; pe++)
         if (ctx->eps[pe])
             sr_ib_ep_post_end(ctx->eps[pe]);
 }
 
-/* Queues op on lane behind what it holds; posts the lot unless more of the
- * same transfer follows. */
-static void sr_ib_enqueue(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op, int more)
+/* Queues op on lane behind what it holds. */
+static inline void sr_ib_hold(sr_ib_lane_t *lane, sr_ib_op_t *op)
 {
     op->next = NULL;
     if (lane->hold_tail)
         lane->hold_tail->next = op;
     else
-        lane->hold_head = op;
+        SR_IB_STORE(lane->hold_head, op);
     lane->hold_tail = op;
+}
+
+/* Queues op; posts the lot unless more of the same transfer follows. */
+static void sr_ib_enqueue(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op, int more)
+{
+    sr_ib_hold(lane, op);
     if (more) {
-        ep->held = 1;
-        ep->ctx->held = 1;
+        /* Stored even when already set: a thread that clears the flag and
+         * then reads the hold lists must find this op, or leave the flag
+         * set for our own ep_post_end. */
+        SR_IB_STORE(ep->held, 1);
+        SR_IB_STORE(ep->ctx->held, 1);
     } else {
         sr_ib_post_lane(ep, lane);
     }
-}
-
-/* No room now: what is held goes out first, so that its completions come. */
-static symrail_status_t sr_ib_again(sr_tl_ep_t *ep)
-{
-    sr_ib_ep_post_end(ep);
-    return SYMRAIL_ERR_AGAIN;
 }
 
 /* Fills op's WR for a put or get on lane (also when posting it again). */
@@ -148,6 +165,15 @@ static void sr_ib_local_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
         sr_ib_rdma_wr(ep, lane, op, 1, op->inl, 0, 1);
 }
 
+/* A put of a failed lane goes on `lane` (its lock held, room checked): held
+ * until the caller posts the lane. */
+void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+{
+    sr_ib_local_wr(ep, lane, op);
+    sr_ib_take(ep->ctx, lane, op);
+    sr_ib_hold(lane, op);
+}
+
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
  * comes back flushed, certainly not executed, and is retried on another
  * lane while this one is repaired.  (An atomic caught in a failure may have
@@ -156,32 +182,37 @@ static inline void sr_ib_fault_hook(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     lane->posted++;
-    if (sr_unlikely(ctx->fault_lane >= 0 && &ep->lanes[ctx->fault_lane] == lane &&
-                    lane->posted >= ctx->fault_after)) {
-        ctx->fault_lane = -1;
+    int f = SR_IB_LOAD(ctx->fault_lane);
+    if (sr_unlikely(f >= 0 && &ep->lanes[f] == lane && lane->posted >= ctx->fault_after &&
+                    __atomic_compare_exchange_n(&ctx->fault_lane, &f, -1, 0, __ATOMIC_ACQ_REL,
+                                                __ATOMIC_RELAXED)))
         sr_ib_lane_fail(ep, lane, "test fault hook (SYMRAIL_IB_FAULT_QP_ERROR)");
-    }
 }
 
-static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, void *local,
-                                   uint32_t region, uint64_t roff, size_t len, sr_tl_comp_t *comp)
+/* Lane lock held; SYMRAIL_ERR_AGAIN: the caller posts what is held. */
+static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int lane_idx,
+                                          int is_put, void *local, uint32_t region,
+                                          uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    sr_ib_lane_t *lane = &ep->lanes[lane_idx];
     /* Nothing was posted: safe to take elsewhere, or here once repaired. */
     if (sr_unlikely(lane->down))
-        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : sr_ib_again(ep);
+        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
     if (!sr_ib_room(ep, lane))
-        return sr_ib_again(ep);
-    sr_ib_op_t *op = sr_ib_op_get(ctx);
-    if (op == NULL)
+        return SYMRAIL_ERR_AGAIN;
+    sr_ib_op_t *op = sr_ib_op_get(ctx, lane);
+    if (op == NULL) {
+        sr_ib_cq_give(ctx, lane->rail->dev);
         return SYMRAIL_ERR_NOMEM;
+    }
     uint32_t lkey = 0;
-    int inl = is_put && len <= (size_t)ctx->max_inline && len <= SR_IB_INLINE_MAX;
+    int inl = is_put && (int)len <= __atomic_load_n(&ctx->max_inline, __ATOMIC_RELAXED) &&
+              len <= SR_IB_INLINE_MAX;
     op->ep = ep;
     op->len = len;
     op->region = region;
     op->roff = roff;
+    op->orig = lane_idx;
     int more = comp && (comp->flags & SR_TL_COMP_MORE);
     if (inl) {
         /* Copied now: the caller's buffer is free at once. */
@@ -192,9 +223,10 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
         sr_ib_rdma_wr(ep, lane, op, is_put, local, lkey, 0);
     } else {
         /* Private memory: stage through a registered bounce buffer. */
-        if (len > ctx->bounce_len || (op->bounce = sr_ib_bit_take(&ctx->bounce_free)) < 0) {
+        if (len > ctx->bounce_len || (op->bounce = sr_ib_bit_take(ctx, &ctx->bounce_free)) < 0) {
             sr_ib_op_put(ctx, op);
-            return len > ctx->bounce_len ? SYMRAIL_ERR_INVALID : sr_ib_again(ep);
+            sr_ib_cq_give(ctx, lane->rail->dev);
+            return len > ctx->bounce_len ? SYMRAIL_ERR_INVALID : SYMRAIL_ERR_AGAIN;
         }
         char *addr = ctx->bounce + (size_t)op->bounce * ctx->bounce_len;
         if (is_put) {
@@ -207,10 +239,25 @@ static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, voi
     }
     sr_ib_take(ctx, lane, op);
     sr_ib_fault_hook(ep, lane);
-    lane->rail->bytes += len;
-    lane->rail->slices++;
+    SR_IB_COUNT(lane->bytes, len);
+    SR_IB_COUNT(lane->slices, 1);
     symrail_status_t st = op->comp ? SR_TL_INPROGRESS : SYMRAIL_OK;
     sr_ib_enqueue(ep, lane, op, more);
+    return st;
+}
+
+static symrail_status_t sr_ib_rdma(sr_tl_ep_t *ep, int lane_idx, int is_put, void *local,
+                                   uint32_t region, uint64_t roff, size_t len, sr_tl_comp_t *comp)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_lane_t *lane = &ep->lanes[lane_idx];
+    sr_ib_lock(ctx, &lane->lock);
+    symrail_status_t st = sr_ib_rdma_locked(ep, lane, lane_idx, is_put, local, region, roff,
+                                            len, comp);
+    sr_ib_unlock(ctx, &lane->lock);
+    /* No room now: what is held goes out first, so that its completions come. */
+    if (sr_unlikely(st == SYMRAIL_ERR_AGAIN))
+        sr_ib_ep_post_end(ep);
     return st;
 }
 
@@ -226,8 +273,10 @@ symrail_status_t sr_ib_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
     return sr_ib_rdma(ep, lane, 0, dst, region, roff, len, comp);
 }
 
+/* Lane lock held; `take`: the op has no send-queue slot yet (a retry of a
+ * compare-swap loop keeps the one it had). */
 static void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t compare,
-                           uint64_t operand)
+                           uint64_t operand, int take)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = op->lane;
@@ -240,8 +289,61 @@ static void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t c
     op->wr.wr.atomic.rkey = op->rkey;
     op->wr.wr.atomic.compare_add = cswap ? compare : operand;
     op->wr.wr.atomic.swap = cswap ? operand : 0;
-    sr_ib_take(ctx, lane, op);
+    if (take)
+        sr_ib_take(ctx, lane, op);
     sr_ib_enqueue(ep, lane, op, 0);
+}
+
+static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int lane_idx,
+                                            sr_tl_amo_t op_kind, uint32_t region, uint64_t roff,
+                                            uint64_t operand, uint64_t compare,
+                                            uint64_t *result_p, sr_tl_comp_t *comp)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    if (sr_unlikely(lane->down))
+        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
+    if (op_kind > SR_TL_AMO_CSWAP)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    if (!sr_ib_room(ep, lane))
+        return SYMRAIL_ERR_AGAIN;
+    int slot = sr_ib_bit_take(ctx, &ctx->amo_free);
+    sr_ib_op_t *op = slot < 0 ? NULL : sr_ib_op_get(ctx, lane);
+    if (op == NULL) {
+        if (slot >= 0)
+            sr_ib_bit_give(ctx, &ctx->amo_free, slot);
+        sr_ib_cq_give(ctx, lane->rail->dev);
+        return slot < 0 ? SYMRAIL_ERR_AGAIN : SYMRAIL_ERR_NOMEM;
+    }
+    op->amo_slot = slot;
+    op->comp = comp;
+    op->ep = ep;
+    op->orig = lane_idx;
+    op->dst = result_p;
+    op->raddr = ep->raddr[region] + roff;
+    op->rkey = ep->rkey[lane->rail - ctx->rails][region];
+    switch (op_kind) {
+    case SR_TL_AMO_FETCH:
+        sr_ib_post_amo(ep, op, 0, 0, 0, 1);
+        break;
+    case SR_TL_AMO_ADD:
+        sr_ib_post_amo(ep, op, 0, 0, operand, 1);
+        break;
+    case SR_TL_AMO_CSWAP:
+        sr_ib_post_amo(ep, op, 1, compare, operand, 1);
+        break;
+    case SR_TL_AMO_SET:
+    case SR_TL_AMO_SWAP:
+        /* No verbs swap: compare-swap from a guess until the guess is right,
+         * so the update stays atomic with the peers' NIC atomics.  (The
+         * guess is a hint: another lane may change it under us.) */
+        op->amo_loop = 1;
+        op->expect = __atomic_load_n(&ep->guess_raddr, __ATOMIC_RELAXED) == op->raddr
+                         ? __atomic_load_n(&ep->guess_val, __ATOMIC_RELAXED) : 0;
+        op->operand = operand;
+        sr_ib_post_amo(ep, op, 1, op->expect, operand, 1);
+        break;
+    }
+    return SR_TL_INPROGRESS;
 }
 
 symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
@@ -250,75 +352,54 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[lane_idx];
-    if (sr_unlikely(lane->down))
-        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : sr_ib_again(ep);
-    if (!sr_ib_room(ep, lane) || ctx->amo_free == 0)
-        return sr_ib_again(ep);
-    if (op_kind > SR_TL_AMO_CSWAP)
-        return SYMRAIL_ERR_UNSUPPORTED;
-    sr_ib_op_t *op = sr_ib_op_get(ctx);
-    if (op == NULL)
-        return SYMRAIL_ERR_NOMEM;
-    op->amo_slot = sr_ib_bit_take(&ctx->amo_free);
-    op->comp = comp;
-    op->ep = ep;
-    op->lane = lane;
-    op->dst = result_p;
-    op->raddr = ep->raddr[region] + roff;
-    op->rkey = ep->rkey[lane->rail - ctx->rails][region];
-    switch (op_kind) {
-    case SR_TL_AMO_FETCH:
-        sr_ib_post_amo(ep, op, 0, 0, 0);
-        break;
-    case SR_TL_AMO_ADD:
-        sr_ib_post_amo(ep, op, 0, 0, operand);
-        break;
-    case SR_TL_AMO_CSWAP:
-        sr_ib_post_amo(ep, op, 1, compare, operand);
-        break;
-    case SR_TL_AMO_SET:
-    case SR_TL_AMO_SWAP:
-        /* No verbs swap: compare-swap from a guess until the guess is right,
-         * so the update stays atomic with the peers' NIC atomics. */
-        op->amo_loop = 1;
-        op->expect = ep->guess_raddr == op->raddr ? ep->guess_val : 0;
-        op->operand = operand;
-        sr_ib_post_amo(ep, op, 1, op->expect, operand);
-        break;
-    }
-    return SR_TL_INPROGRESS;
+    sr_ib_lock(ctx, &lane->lock);
+    symrail_status_t st = sr_ib_atomic_locked(ep, lane, lane_idx, op_kind, region, roff,
+                                              operand, compare, result_p, comp);
+    sr_ib_unlock(ctx, &lane->lock);
+    if (sr_unlikely(st == SYMRAIL_ERR_AGAIN))
+        sr_ib_ep_post_end(ep);
+    return st;
 }
 
 /* A signalled zero-length write at the end of lane, so that a flush never
  * waits on an unsignalled tail; 0 while there is no room for it (a
- * completion that frees some is on its way then). */
+ * completion that frees some is on its way then).  A lane that is down
+ * needs none: its QP completes every WR it holds, as flushed. */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
+    int ok = 1;
+    sr_ib_lock(ctx, &lane->lock);
     sr_ib_post_lane(ep, lane);
-    if (lane->sig_seq >= lane->sq_posted)
-        return 1;
-    if (lane->outstanding >= ctx->max_wr ||
-        lane->rail->dev->cq_outstanding >= lane->rail->dev->cq_size)
-        return 0;
-    sr_ib_op_t *op = sr_ib_op_get(ctx);
-    if (op == NULL)
-        return 0;
+    if (lane->sig_seq >= lane->sq_posted || lane->down)
+        goto out;
+    if (!sr_ib_room(ep, lane)) {
+        ok = 0;
+        goto out;
+    }
+    sr_ib_op_t *op = sr_ib_op_get(ctx, lane);
+    if (op == NULL) {
+        sr_ib_cq_give(ctx, lane->rail->dev);
+        ok = 0;
+        goto out;
+    }
     op->ep = ep;
-    op->lane = lane;
     op->kind = SR_IB_OP_COVER;
     op->wr = (struct ibv_send_wr){ .num_sge = 0, .opcode = IBV_WR_RDMA_WRITE };
     op->wr.wr.rdma.remote_addr = ep->raddr[0];
     op->wr.wr.rdma.rkey = ep->rkey[lane->rail - ctx->rails][0];
     sr_ib_take(ctx, lane, op);
     sr_ib_enqueue(ep, lane, op, 0);
-    return 1;
+out:
+    sr_ib_unlock(ctx, &lane->lock);
+    return ok;
 }
 
 /* ---- completions ----------------------------------------------------------------- */
 
-/* A locally completed put whose QP failed: posted again elsewhere. */
-static void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op)
+/* A locally completed put whose QP failed: posted again elsewhere (flock
+ * held). */
+void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op)
 {
     op->next = NULL;
     op->fail_qpn = op->lane->qp ? op->lane->qp->qp_num : 0;
@@ -326,22 +407,32 @@ static void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op)
     if (ep->replay_tail)
         ep->replay_tail->next = op;
     else
-        ep->replay_head = op;
+        SR_IB_STORE(ep->replay_head, op);
     ep->replay_tail = op;
-    ep->ctx->replays = 1;
+    SR_IB_STORE(ep->ctx->replays, 1);
 }
 
-/* Frees what op holds on its lane; `ok`: its work request succeeded. */
-static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_status wst)
+/* Frees what op holds on its lane; `ok`: its work request succeeded.
+ * Lane lock held (and flock when !ok); callbacks go to done. */
+static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_status wst,
+                         sr_ib_done_t *done)
 {
     sr_ib_lane_t *lane = op->lane;
     sr_tl_ep_t *ep = op->ep;
+    uint64_t seq = op->seq;
+    if (ok && op->amo_loop && ctx->amo_res[op->amo_slot] != op->expect) {
+        /* Wrong guess: again from the value seen, in the slot it has. */
+        SR_IB_STORE(lane->sq_done, seq);
+        op->expect = ctx->amo_res[op->amo_slot];
+        sr_ib_post_amo(ep, op, 1, op->expect, op->operand, 0);
+        return;
+    }
     lane->outstanding--;
-    lane->rail->dev->cq_outstanding--;
-    lane->sq_done = op->seq;
-    ctx->n_completed++;
+    sr_ib_cq_give(ctx, lane->rail->dev);
+    SR_IB_COUNT(lane->n_completed, 1);
     if ((op->kind & 0xff) == SR_IB_OP_COVER) {
         sr_ib_op_put(ctx, op);
+        SR_IB_STORE(lane->sq_done, seq);
         return;
     }
     sr_tl_comp_t *comp = op->comp;
@@ -350,25 +441,21 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
             sr_ib_op_put(ctx, op);
         else
             sr_ib_replay_add(ep, op);
+        SR_IB_STORE(lane->sq_done, seq);
         return;
     }
     if (sr_unlikely(!ok)) {
         sr_ib_op_put(ctx, op);
-        comp->cb(comp, wst == IBV_WC_RETRY_EXC_ERR ? SYMRAIL_ERR_PEER_GONE
-                                                   : SYMRAIL_ERR_TRANSPORT);
+        sr_ib_done_add(done, comp, wst == IBV_WC_RETRY_EXC_ERR ? SYMRAIL_ERR_PEER_GONE
+                                                               : SYMRAIL_ERR_TRANSPORT);
+        SR_IB_STORE(lane->sq_done, seq);
         return;
     }
     if (op->amo_slot >= 0) {
         uint64_t res = ctx->amo_res[op->amo_slot];
-        if (op->amo_loop && res != op->expect) {
-            /* The completion just freed the room the next try needs. */
-            op->expect = res;
-            sr_ib_post_amo(ep, op, 1, res, op->operand);
-            return;
-        }
         if (op->amo_loop) {
-            ep->guess_raddr = op->raddr;
-            ep->guess_val = op->operand;
+            __atomic_store_n(&ep->guess_raddr, op->raddr, __ATOMIC_RELAXED);
+            __atomic_store_n(&ep->guess_val, op->operand, __ATOMIC_RELAXED);
         }
         if (op->dst)
             *(uint64_t *)op->dst = res;
@@ -376,12 +463,13 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         sr_copy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
     }
     sr_ib_op_put(ctx, op);
-    comp->cb(comp, SYMRAIL_OK);
+    sr_ib_done_add(done, comp, SYMRAIL_OK);
+    SR_IB_STORE(lane->sq_done, seq);
 }
 
 /* A completion covers every earlier WR of its QP; those completed without
  * error (a QP in error completes every WR, signalled or not, on its own). */
-void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
+void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done)
 {
     sr_ib_op_t *op = (sr_ib_op_t *)(uintptr_t)wc->wr_id;
     sr_ib_lane_t *lane = op->lane;
@@ -403,150 +491,72 @@ void sr_ib_complete(sr_tl_ctx_t *ctx, struct ibv_wc *wc)
         lane->wq_head = x->next;
         if (lane->wq_head == NULL)
             lane->wq_tail = NULL;
-        sr_ib_retire(ctx, x, x != op || ok, wc->status);
+        sr_ib_retire(ctx, x, x != op || ok, wc->status, done);
     } while (x != op);
 }
 
-/* ---- flush, replays ----------------------------------------------------------- */
-
-/* Posts the puts of failed lanes again, in order, on one lane that is up. */
-static void sr_ib_replay(sr_tl_ep_t *ep)
+/* One thread at a time polls a CQ and retires a batch of it; a second one
+ * skips the CQ rather than wait.  The op a completion names stays in its
+ * lane's wq until retired, so its lane can be read before its lock is
+ * taken. */
+int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
 {
-    sr_tl_ctx_t *ctx = ep->ctx;
-    int alive = 0;
-    for (int l = 0; l < ep->nlanes && ep->replay_head; l++) {
-        sr_ib_lane_t *lane = &ep->lanes[l];
-        alive |= lane->state != SR_IB_LANE_DEAD;
-        if (lane->down)
-            continue;
-        while (ep->replay_head && sr_ib_room(ep, lane)) {
-            sr_ib_op_t *op = ep->replay_head;
-            ep->replay_head = op->next;
-            if (ep->replay_head == NULL)
-                ep->replay_tail = NULL;
-            op->kind = SR_IB_OP_DATA;
-            op->must_sig = ep->replay_head == NULL;
-            sr_ib_local_wr(ep, lane, op);
-            sr_ib_take(ctx, lane, op);
-            sr_ib_enqueue(ep, lane, op, 1);
-            ctx->n_replayed++;
-        }
-        sr_ib_post_lane(ep, lane);
-        /* A flush under way waits for these too. */
-        for (sr_ib_flush_t *f = ctx->flushes; f; f = f->next)
-            if (f->ep == ep)
-                f->target[l] = lane->sq_posted;
-        break;
-    }
-    if (ep->replay_head && !alive) {
-        /* Beyond repair: the next flush says so. */
-        sr_ib_op_t *op = ep->replay_head;
-        if (ep->late_err == SYMRAIL_OK) {
-            ep->late_err = SYMRAIL_ERR_TRANSPORT;
-            snprintf(ep->late_why, sizeof(ep->late_why),
-                     "a put of %zu bytes to PE %d that had completed locally was lost with QP "
-                     "%u on %s:%d, and no lane is left to send it again", op->len, ep->pe,
-                     op->fail_qpn, ctx->rails[op->fail_rail].dev->name,
-                     ctx->rails[op->fail_rail].port);
-            sr_error("verbs: %s", ep->late_why);
-        }
-        while ((op = ep->replay_head)) {
-            ep->replay_head = op->next;
-            sr_ib_op_put(ctx, op);
-        }
-        ep->replay_tail = NULL;
-    }
-}
-
-static int sr_ib_flushed(sr_tl_ep_t *ep, const uint64_t *target)
-{
-    if (ep->replay_head)
-        return 0;
-    for (int l = 0; l < ep->nlanes; l++)
-        if (ep->lanes[l].sq_done < target[l] || ep->lanes[l].hold_head)
-            return 0;
-    return 1;
-}
-
-static symrail_status_t sr_ib_late_err(sr_tl_ep_t *ep)
-{
-    symrail_status_t st = ep->late_err;
-    ep->late_err = SYMRAIL_OK;
-    return st;
-}
-
-symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
-{
-    sr_tl_ctx_t *ctx = ep->ctx;
-    uint64_t target[SR_TL_MAX_LANES] = { 0 };
-    sr_ib_ep_post_end(ep);
-    if (ep->replay_head)
-        sr_ib_replay(ep);
-    for (int l = 0; l < ep->nlanes; l++)
-        if (lanes & (1u << l))
-            target[l] = ep->lanes[l].sq_posted;
-    if (sr_ib_flushed(ep, target))
-        return sr_ib_late_err(ep);
-    sr_ib_flush_t *f = malloc(sizeof(*f));
-    if (f == NULL)
-        return SYMRAIL_ERR_NOMEM;
-    f->ep = ep;
-    f->comp = comp;
-    memcpy(f->target, target, sizeof(target));
-    f->next = ctx->flushes;
-    ctx->flushes = f;
-    for (int l = 0; l < ep->nlanes; l++)
-        if (ep->lanes[l].sq_done < target[l])
-            sr_ib_cover(ep, &ep->lanes[l]);
-    return SR_TL_INPROGRESS;
-}
-
-/* Work requests the QP never took complete as flushed, after those it took. */
-static void sr_ib_unposted(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep)
-{
-    for (int l = 0; l < ep->nlanes; l++) {
-        sr_ib_lane_t *lane = &ep->lanes[l];
-        while (lane->wq_head && (lane->wq_head->kind & 0x100)) {
-            struct ibv_wc wc = { .wr_id = (uintptr_t)lane->wq_head,
-                                 .status = IBV_WC_WR_FLUSH_ERR };
-            sr_ib_complete(ctx, &wc);
-        }
-    }
-}
-
-/* From progress, after the CQs were polled. */
-int sr_ib_rma_progress(sr_tl_ctx_t *ctx)
-{
-    int n = 0;
-    if (sr_unlikely(ctx->held))
-        sr_ib_post_held(ctx);
-    if (sr_unlikely(ctx->replays || ctx->repairs_pending)) {
-        ctx->replays = 0;
-        for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-            sr_tl_ep_t *ep = ctx->eps[pe];
-            if (ep == NULL)
-                continue;
-            sr_ib_unposted(ctx, ep);
-            if (ep->replay_head)
-                sr_ib_replay(ep);
-            ctx->replays |= ep->replay_head != NULL;
-        }
-    }
-    for (sr_ib_flush_t **pf = &ctx->flushes; *pf;) {
-        sr_ib_flush_t *f = *pf;
-        if (!sr_ib_flushed(f->ep, f->target)) {
-            for (int l = 0; l < f->ep->nlanes; l++) {
-                sr_ib_lane_t *lane = &f->ep->lanes[l];
-                if (lane->sq_done < f->target[l] && lane->sig_seq < f->target[l])
-                    sr_ib_cover(f->ep, lane);
+    struct ibv_wc wc[SR_IB_POLL_BATCH];
+    int total = 0;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        sr_ib_dev_t *dev = &ctx->devs[d];
+        for (;;) {
+            if (ctx->mt && __atomic_exchange_n(&dev->polling, 1, __ATOMIC_ACQUIRE))
+                break;
+            int n = ibv_poll_cq(dev->cq, SR_IB_POLL_BATCH, wc);
+            for (int i = 0; i < n; i++) {
+                SR_IB_TAKEOVER((void *)(uintptr_t)wc[i].wr_id);
+                sr_ib_lane_t *lane = ((sr_ib_op_t *)(uintptr_t)wc[i].wr_id)->lane;
+                int ok = wc[i].status == IBV_WC_SUCCESS;
+                if (!ok)
+                    sr_ib_lock(ctx, &ctx->flock);
+                sr_ib_lock(ctx, &lane->lock);
+                sr_ib_complete_locked(ctx, &wc[i], done);
+                sr_ib_unlock(ctx, &lane->lock);
+                if (!ok)
+                    sr_ib_unlock(ctx, &ctx->flock);
             }
-            pf = &f->next;
-            continue;
+            if (ctx->mt)
+                __atomic_store_n(&dev->polling, 0, __ATOMIC_RELEASE);
+            if (n <= 0)
+                break;
+            total += n;
         }
-        *pf = f->next;
-        f->comp->cb(f->comp, sr_ib_late_err(f->ep));
-        free(f);
-        n++;
     }
+    return total;
+}
+
+void sr_ib_done_add(sr_ib_done_t *d, sr_tl_comp_t *comp, symrail_status_t status)
+{
+    if (sr_unlikely(d->n == d->cap)) {
+        sr_ib_cb_t *v = malloc(2 * d->cap * sizeof(*v));
+        if (v == NULL) {
+            /* Out of memory: better a callback under a lock than none. */
+            sr_error("verbs: out of memory: a completion callback runs under a lock");
+            comp->cb(comp, status);
+            return;
+        }
+        memcpy(v, d->v, d->n * sizeof(*v));
+        if (d->v != d->inl)
+            free(d->v);
+        d->v = v;
+        d->cap *= 2;
+    }
+    d->v[d->n++] = (sr_ib_cb_t){ comp, status };
+}
+
+int sr_ib_done_run(sr_ib_done_t *d)
+{
+    int n = (int)d->n;
+    for (size_t i = 0; i < d->n; i++)
+        d->v[i].comp->cb(d->v[i].comp, d->v[i].status);
+    if (d->v != d->inl)
+        free(d->v);
+    sr_ib_done_init(d);
     return n;
 }

@@ -1,0 +1,450 @@
+/*
+ * The verbs data path against a fake device: the
+ * provider's post_send and poll_cq (which ibv_post_send and ibv_poll_cq
+ * reach through the context's ops) record work requests and hand back the
+ * completions a test chooses, and ibv_modify_qp is defined here, so no
+ * RDMA device is needed.  What matters: a flush of lane 1 completes while
+ * lane 0 holds unfinished work, and a put of lane 0 that is lost and sent
+ * again elsewhere, or lost for good, concerns the flushes of lane 0 only;
+ * and with thread_multiple, threads posting to shared lanes while others
+ * progress lose no completion, call none twice and leave every lane and
+ * the CQ empty (run under ThreadSanitizer in a --enable-sanitizers=thread
+ * build, this is also the race check of the lanes' locking).
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "tl/verbs/ib.h"
+
+#define NLANES 3
+#define MAXWR  8
+#define NWR    1024
+
+/* ---- the fake device ---- */
+
+typedef struct {
+    uint64_t wr_id;
+    int      qp;        /* lane */
+    int      sig;
+    int      done;
+} fake_wr_t;
+
+static struct ibv_context fctx;
+static struct ibv_cq fcq;
+static struct ibv_qp fqp[NLANES];
+static struct ibv_mr fmr;
+static fake_wr_t wrs[NWR];
+static int nwrs;
+static struct ibv_wc ready[NWR];
+static int nready, ready_pos;
+/* Threads test: every signalled WR completes at once, in post order. */
+static int auto_complete;
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_wc ring[NWR];
+static unsigned ring_head, ring_tail;
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    (void)bad;
+    if (auto_complete) {
+        pthread_mutex_lock(&fake_lock);
+        for (; wr; wr = wr->next)
+            if (wr->send_flags & IBV_SEND_SIGNALED) {
+                assert_true(ring_tail - ring_head < NWR);
+                ring[ring_tail++ % NWR] = (struct ibv_wc){ .wr_id = wr->wr_id,
+                                                           .status = IBV_WC_SUCCESS };
+            }
+        pthread_mutex_unlock(&fake_lock);
+        return 0;
+    }
+    for (; wr; wr = wr->next) {
+        assert_true(nwrs < NWR);
+        wrs[nwrs++] = (fake_wr_t){ wr->wr_id, (int)(qp - fqp),
+                                   (wr->send_flags & IBV_SEND_SIGNALED) != 0, 0 };
+    }
+    return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    (void)cq;
+    int k = 0;
+    if (auto_complete) {
+        pthread_mutex_lock(&fake_lock);
+        while (k < n && ring_head != ring_tail)
+            wc[k++] = ring[ring_head++ % NWR];
+        pthread_mutex_unlock(&fake_lock);
+        return k;
+    }
+    while (k < n && ready_pos < nready)
+        wc[k++] = ready[ready_pos++];
+    return k;
+}
+
+/* The library's would need a real device: the QP just goes to error. */
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+    (void)qp, (void)attr, (void)mask;
+    return 0;
+}
+
+/* Completes lane l's WRs: on success the signalled ones (each covers those
+ * before it); on error every one, as a QP in error does. */
+static void complete_lane(int l, enum ibv_wc_status st)
+{
+    for (int i = 0; i < nwrs; i++) {
+        if (wrs[i].qp != l || wrs[i].done)
+            continue;
+        if (st == IBV_WC_SUCCESS && !wrs[i].sig)
+            continue;
+        for (int j = 0; j <= i; j++)
+            if (wrs[j].qp == l)
+                wrs[j].done = 1;
+        ready[nready++] = (struct ibv_wc){ .wr_id = wrs[i].wr_id, .status = st };
+    }
+}
+
+/* ---- a context and an endpoint on it ---- */
+
+static sr_tl_ctx_t *ctx;
+static sr_tl_ep_t *ep;
+static sr_tl_ep_t *eps[1];
+
+typedef struct {
+    sr_tl_comp_t comp;
+    int          calls;
+    symrail_status_t status;
+} tcomp_t;
+
+static void tcomp_cb(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    tcomp_t *t = (tcomp_t *)comp;
+    t->calls++;
+    t->status = status;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(wrs, 0, sizeof(wrs));
+    nwrs = nready = ready_pos = 0;
+    fctx.ops.post_send = fake_post_send;
+    fctx.ops.poll_cq = fake_poll_cq;
+    fcq.context = &fctx;
+    ctx = calloc(1, sizeof(*ctx));
+    ctx->mt = 1;
+    pthread_mutex_init(&ctx->rlock, NULL);
+    pthread_mutex_init(&ctx->flock, NULL);
+    pthread_mutex_init(&ctx->plock, NULL);
+    pthread_mutex_init(&ctx->nlock, NULL);
+    ctx->params.n_pes = 1;
+    ctx->max_wr = MAXWR;
+    ctx->sig_every = 4;
+    ctx->max_inline = 64;
+    ctx->fault_lane = -1;
+    ctx->ndevs = 1;
+    ctx->devs[0].cq = &fcq;
+    ctx->devs[0].cq_size = 64;
+    ctx->devs[0].scratch_mr = &fmr;
+    snprintf(ctx->devs[0].name, sizeof(ctx->devs[0].name), "fake0");
+    ctx->nrails = 1;
+    ctx->qpp = NLANES;
+    ctx->rails[0].dev = &ctx->devs[0];
+    ctx->rails[0].port = 1;
+    ctx->rails[0].weight = 1;
+    ctx->amo_free = ctx->bounce_free = ~0ull;
+    ctx->amo_res = calloc(SR_IB_AMO_SLOTS, sizeof(uint64_t));
+    ctx->scratch_len = 65536;
+    ctx->scratch = calloc(1, ctx->scratch_len);  /* zero-copy sources */
+    sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 64);
+    ctx->lanes = calloc(NLANES, sizeof(*ctx->lanes));
+    ep = calloc(1, sizeof(*ep));
+    ep->ctx = ctx;
+    ep->nlanes = NLANES;
+    ep->lanes = ctx->lanes;
+    ep->raddr[0] = 0x10000;
+    for (int l = 0; l < NLANES; l++) {
+        fqp[l].context = &fctx;
+        fqp[l].qp_num = 100 + (uint32_t)l;
+        pthread_mutex_init(&ep->lanes[l].lock, NULL);
+        ep->lanes[l].qp = &fqp[l];
+        ep->lanes[l].rail = &ctx->rails[0];
+    }
+    eps[0] = ep;
+    ctx->eps = eps;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (sr_ib_flush_t *f = ctx->flushes, *n; f; f = n) {
+        n = f->next;
+        free(f);
+    }
+    sr_pool_fini(&ctx->ops);
+    free(ctx->scratch);
+    free(ctx->amo_res);
+    free(ctx->lanes);
+    free(ep);
+    free(ctx);
+    return 0;
+}
+
+static void progress(void)
+{
+    sr_ib_done_t done;
+    sr_ib_done_init(&done);
+    sr_ib_poll(ctx, &done);
+    sr_ib_rma_progress(ctx, &done);
+    sr_ib_done_run(&done);
+}
+
+static void put8(int lane, uint64_t roff)
+{
+    uint64_t v = roff;
+    assert_int_equal(sr_ib_put(ep, lane, &v, 0, roff, 8, NULL), SYMRAIL_OK);  /* inline */
+}
+
+static void tcomp_init(tcomp_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->comp.cb = tcomp_cb;
+}
+
+/* ---- tests ---- */
+
+static void test_flush_one_lane_while_another_is_busy(void **state)
+{
+    (void)state;
+    put8(0, 0);
+    put8(0, 8);
+    put8(1, 16);
+    tcomp_t f1, f0;
+    tcomp_init(&f1);
+    assert_int_equal(sr_ib_flush(ep, 1u << 1, &f1.comp), SR_TL_INPROGRESS);
+    complete_lane(1, IBV_WC_SUCCESS);
+    progress();
+    assert_int_equal(f1.calls, 1);
+    assert_int_equal(f1.status, SYMRAIL_OK);
+    /* Lane 0 was never covered nor completed: still outstanding. */
+    assert_int_equal(ep->lanes[0].outstanding, 2);
+    tcomp_init(&f0);
+    assert_int_equal(sr_ib_flush(ep, 1u << 0, &f0.comp), SR_TL_INPROGRESS);
+    progress();
+    assert_int_equal(f0.calls, 0);
+    complete_lane(0, IBV_WC_SUCCESS);
+    progress();
+    assert_int_equal(f0.calls, 1);
+    assert_int_equal(ep->lanes[0].outstanding, 0);
+    /* Nothing left anywhere: at once. */
+    assert_int_equal(sr_ib_flush(ep, 7, &f0.comp), SYMRAIL_OK);
+}
+
+/* Lane 0's put is lost with its QP; lane 1, where it would go again, is
+ * full.  A flush of lane 1 waits for lane 1's own work only. */
+static void test_replay_of_another_lane_does_not_hold_a_flush(void **state)
+{
+    (void)state;
+    put8(0, 0);
+    for (int i = 0; i < MAXWR; i++)
+        put8(1, 64 + 8 * (uint64_t)i);
+    complete_lane(0, IBV_WC_RETRY_EXC_ERR);
+    progress();
+    assert_non_null(ep->replay_head);  /* lane 1 has no room */
+    tcomp_t f1;
+    tcomp_init(&f1);
+    symrail_status_t st = sr_ib_flush(ep, 1u << 1, &f1.comp);
+    assert_int_equal(st, SR_TL_INPROGRESS);
+    complete_lane(1, IBV_WC_SUCCESS);
+    progress();
+    /* Lane 1's puts are done; lane 0's went out again on lane 1 since. */
+    assert_null(ep->replay_head);
+    assert_int_equal(f1.calls, 1);
+    assert_int_equal(f1.status, SYMRAIL_OK);
+}
+
+/* ... and a flush of lane 0 that begins after the put went out again on
+ * lane 1 waits for it there. */
+static void test_flush_waits_for_its_put_replayed_elsewhere(void **state)
+{
+    (void)state;
+    put8(0, 0);
+    complete_lane(0, IBV_WC_WR_FLUSH_ERR);
+    progress();  /* replayed on lane 1 */
+    assert_null(ep->replay_head);
+    assert_int_equal(ep->lanes[1].outstanding, 1);
+    tcomp_t f0;
+    tcomp_init(&f0);
+    assert_int_equal(sr_ib_flush(ep, 1u << 0, &f0.comp), SR_TL_INPROGRESS);
+    progress();
+    assert_int_equal(f0.calls, 0);
+    complete_lane(1, IBV_WC_SUCCESS);
+    progress();
+    assert_int_equal(f0.calls, 1);
+    assert_int_equal(f0.status, SYMRAIL_OK);
+}
+
+/* A put of lane 0 lost for good is the error of the next flush of lane 0,
+ * not of lane 2's. */
+static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
+{
+    (void)state;
+    for (int l = 1; l < NLANES; l++) {
+        ep->lanes[l].down = 1;
+        ep->lanes[l].state = SR_IB_LANE_DEAD;
+    }
+    put8(0, 0);
+    complete_lane(0, IBV_WC_RETRY_EXC_ERR);
+    progress();
+    assert_non_null(ep->replay_head);      /* no lane up to send it again */
+    ep->lanes[0].state = SR_IB_LANE_DEAD;  /* as if its repair had failed */
+    tcomp_t f;
+    tcomp_init(&f);
+    assert_int_equal(sr_ib_flush(ep, 1u << 2, &f.comp), SYMRAIL_OK);
+    assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
+}
+
+/* ---- threads ---- */
+
+#define TTHREADS 4
+#define TROUNDS  400
+
+typedef struct {
+    sr_tl_comp_t comp;
+    int          calls;   /* atomic */
+} acomp_t;
+
+static int stop_progress, thread_errors;
+
+static void acomp_cb(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    if (status != SYMRAIL_OK)
+        __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&((acomp_t *)comp)->calls, 1, __ATOMIC_RELEASE);
+}
+
+static void acomp_wait(acomp_t *c)
+{
+    while (__atomic_load_n(&c->calls, __ATOMIC_ACQUIRE) == 0)
+        progress();
+}
+
+#define RETRY(call) ({ symrail_status_t s_; \
+    while ((s_ = (call)) == SYMRAIL_ERR_AGAIN) \
+        progress(); \
+    s_; })
+
+static void *poster(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    unsigned seed = 77u + (unsigned)t;
+    uint64_t src = (uint64_t)t, result[4];
+    for (int r = 0; r < TROUNDS; r++) {
+        uint32_t used = 0;
+        acomp_t c[4];
+        int n = 1 + (int)(rand_r(&seed) % 4);
+        for (int i = 0; i < n; i++) {
+            int lane = (int)(rand_r(&seed) % NLANES);
+            used |= 1u << lane;
+            memset(&c[i], 0, sizeof(c[i]));
+            c[i].comp.cb = acomp_cb;
+            symrail_status_t st;
+            switch (rand_r(&seed) % 3) {
+            case 0:   /* inline: complete at once */
+                st = RETRY(sr_ib_put(ep, lane, &src, 0, 8 * (uint64_t)t, 8, &c[i].comp));
+                if (st == SYMRAIL_OK)
+                    c[i].calls = 1;
+                break;
+            case 1:   /* zero-copy from registered memory: a callback */
+                st = RETRY(sr_ib_put(ep, lane, ctx->scratch + 1024 * t, 0, 0, 1024,
+                                     &c[i].comp));
+                break;
+            default:
+                st = RETRY(sr_ib_atomic(ep, lane, SR_TL_AMO_ADD, 0, 0, 1, 0, &result[i],
+                                        &c[i].comp));
+                break;
+            }
+            if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS)
+                __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        }
+        for (int i = 0; i < n; i++)
+            acomp_wait(&c[i]);
+        acomp_t f = { .comp.cb = acomp_cb };
+        symrail_status_t st = sr_ib_flush(ep, used, &f.comp);
+        if (st == SYMRAIL_OK)
+            f.calls = 1;
+        else if (st != SR_TL_INPROGRESS)
+            __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        acomp_wait(&f);
+        for (int i = 0; i < n; i++)
+            if (__atomic_load_n(&c[i].calls, __ATOMIC_ACQUIRE) != 1)
+                __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&f.calls, __ATOMIC_ACQUIRE) != 1)
+            __atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void *progressor(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stop_progress, __ATOMIC_ACQUIRE))
+        progress();
+    return NULL;
+}
+
+static void test_threads_share_lanes(void **state)
+{
+    (void)state;
+    auto_complete = 1;
+    stop_progress = thread_errors = 0;
+    ring_head = ring_tail = 0;
+    pthread_t th[TTHREADS], pth;
+    pthread_create(&pth, NULL, progressor, NULL);
+    for (int t = 0; t < TTHREADS; t++)
+        pthread_create(&th[t], NULL, poster, (void *)(intptr_t)t);
+    for (int t = 0; t < TTHREADS; t++)
+        pthread_join(th[t], NULL);
+    __atomic_store_n(&stop_progress, 1, __ATOMIC_RELEASE);
+    pthread_join(pth, NULL);
+    auto_complete = 0;
+    assert_int_equal(thread_errors, 0);
+    /* Every WR retired: nothing outstanding, no CQ entry still reserved. */
+    for (int l = 0; l < NLANES; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        if (lane->outstanding != 0 && lane->sig_seq < lane->sq_posted) {
+            /* An unsignalled tail: a cover retires it. */
+            assert_int_equal(sr_ib_cover(ep, lane), 1);
+            progress();
+        }
+        assert_int_equal(lane->outstanding, 0);
+        assert_int_equal(lane->sq_done, lane->sq_posted);
+    }
+    assert_int_equal(ctx->devs[0].cq_outstanding, 0);
+    assert_int_equal(ctx->amo_free, ~0ull);
+    assert_null(ctx->flushes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_flush_one_lane_while_another_is_busy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_replay_of_another_lane_does_not_hold_a_flush,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_waits_for_its_put_replayed_elsewhere, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
