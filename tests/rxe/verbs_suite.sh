@@ -55,6 +55,19 @@ run_case "verbs ops from 8 threads, one QP per peer and rail, small queues" 0 \
     SYMRAIL_IB_CQ_SIZE=16 timeout 400 "$top_builddir/tests/rxe/t_verbs_threads" 8 60 1
 run_case "verbs ops from one thread, thread_multiple 0" 0 '^ok: verbs threads: 1 threads' \
     timeout 400 "$top_builddir/tests/rxe/t_verbs_threads" 1 150 0
+# The same through contexts (symrail_ctx_*): threads on private contexts and
+# on the default one, ctx_destroy with transfers in flight, quiet isolation.
+for n in 2 4; do
+    for mode in private shared; do
+        run_case "verbs: 4 threads per PE on $mode contexts (-n $n)" 0 '^ok: 4 threads per PE' \
+            "$SYMRUN" --timeout 400 -n $n "$T/t_threads" $mode 4
+    done
+done
+run_case "verbs: ctx_destroy completes; 10000 contexts leak nothing" 0 \
+    '^ok: ctx_destroy completes' "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" destroy
+run_case "verbs: quiet on one context does not wait for another's" 0 \
+    '^ok: quiet on context A returned' env SYMRAIL_IB_DEVICES=rxe0 SYMRAIL_IB_QPS_PER_PEER=2 \
+    SYMRAIL_TEST_HOLD_LANE=1:2000 "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" isolation
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
