@@ -412,6 +412,7 @@ void sr_stats_collect(symrail_stats_t *st)
     sum.notifies_sent = __atomic_load_n(&sr_rt.notifies_sent, __ATOMIC_RELAXED);
     sum.notifies_recv = __atomic_load_n(&sr_rt.notifies_recv, __ATOMIC_RELAXED);
     sum.waits_slept = __atomic_load_n(&sr_rt.waits_slept, __ATOMIC_RELAXED);
+    sum.backpressure_stalls += __atomic_load_n(&sr_rt.notify_stalls, __ATOMIC_RELAXED);
     memset(st, 0, sizeof(*st));
     st->puts = s->puts;
     st->gets = s->gets;

@@ -53,6 +53,7 @@ symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_
         /* The receiver's slots are full: wait for it to consume messages. */
         char what[64];
         snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
+        __atomic_fetch_add(&sr_rt.notify_stalls, 1, __ATOMIC_RELAXED);
         st = sr_wait(NULL, sr_notify_try, &t, 0, sr_rt.env.op_timeout, what);
     }
     if (st == SYMRAIL_OK)

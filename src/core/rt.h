@@ -194,7 +194,7 @@ typedef struct {
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
     sr_msgq_t          notifyq;   /* received, not yet consumed */
-    uint64_t           notifies_recv, notifies_sent, waits_slept;  /* atomic */
+    uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */
 
     /* Threads and contexts. */
     int                thread_level;  /* SYMRAIL_THREAD_* granted at init */
