@@ -244,6 +244,13 @@ lat_row "perftest ib_write_lat (write ping-pong / 2)" "$pt_lat" "${pt_lat% *}"
 lat_row "symrail put_signal SET ping-pong / 2" "$sr_ow" "${pt_lat% *}"
 lat_row "symrail put, blocking (until the source may be reused)" "$sr_put" "${pt_lat% *}"
 lat_row "symrail put + quiet (until remote completion)" "$sr_putq" "${pt_lat% *}"
+# Threads on private contexts over verbs (tests/perf/thread_bench.c).
+if [ -x ./tests/perf/thread_bench ]; then
+    say ""
+    say "# threads on private contexts over verbs (rxe0): aggregate of 1, 2, 4 threads"
+    ./symrun -n 2 --timeout 400 ./tests/perf/thread_bench --quick > "$w/threads" 2>&1 || fail=1
+    while IFS= read -r line; do say "  $line"; done < "$w/threads"
+fi
 [ "$fail" = 0 ] || say "# some runs FAILED; see above${log:+ and $log}"
 rm -rf "$w"
 exit "$fail"
