@@ -49,8 +49,8 @@ void sr_heap_fini(void)
     sr_rt.heap_base = NULL;
 }
 
-symrail_status_t sr_heap_malloc(size_t size, size_t align, int zero, const char *what,
-                                void **ptr_p)
+static symrail_status_t sr_heap_malloc_locked(size_t size, size_t align, int zero,
+                                              const char *what, void **ptr_p)
 {
     uint64_t off = 0;
     symrail_status_t st = SYMRAIL_OK;
@@ -94,7 +94,7 @@ symrail_status_t sr_heap_malloc(size_t size, size_t align, int zero, const char 
     return st;
 }
 
-symrail_status_t sr_heap_release(void *ptr)
+static symrail_status_t sr_heap_release_locked(void *ptr)
 {
     uint64_t off = sr_heap_offset(ptr);
     /* Like shmem_free: nobody may still be accessing the object.  The
@@ -108,5 +108,29 @@ symrail_status_t sr_heap_release(void *ptr)
     st = sr_heap_free(&sr_rt.heap, off);
     if (st != SYMRAIL_OK)
         sr_error("symrail_free(%p): not the start of a live symmetric allocation", ptr);
+    return st;
+}
+
+/* Heap calls are collective, one thread per PE at a time; should threads
+ * call them at once anyway, the heap's bookkeeping stays whole (the barrier
+ * then reports the calls that do not match between PEs). */
+symrail_status_t sr_heap_malloc(size_t size, size_t align, int zero, const char *what,
+                                void **ptr_p)
+{
+    if (sr_rt.mt)
+        pthread_mutex_lock(&sr_rt.heap_lock);
+    symrail_status_t st = sr_heap_malloc_locked(size, align, zero, what, ptr_p);
+    if (sr_rt.mt)
+        pthread_mutex_unlock(&sr_rt.heap_lock);
+    return st;
+}
+
+symrail_status_t sr_heap_release(void *ptr)
+{
+    if (sr_rt.mt)
+        pthread_mutex_lock(&sr_rt.heap_lock);
+    symrail_status_t st = sr_heap_release_locked(ptr);
+    if (sr_rt.mt)
+        pthread_mutex_unlock(&sr_rt.heap_lock);
     return st;
 }

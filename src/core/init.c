@@ -17,7 +17,8 @@ sr_rt_t sr_rt = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -
                   .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
                   .lane_lock = PTHREAD_MUTEX_INITIALIZER,
                   .live_lock = PTHREAD_MUTEX_INITIALIZER,
-                  .notify_lock = PTHREAD_MUTEX_INITIALIZER };
+                  .notify_lock = PTHREAD_MUTEX_INITIALIZER,
+                  .heap_lock = PTHREAD_MUTEX_INITIALIZER };
 
 typedef struct {
     uint64_t magic;

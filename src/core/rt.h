@@ -209,6 +209,7 @@ typedef struct {
     pthread_mutex_t    lane_lock;     /* lane reports from several threads */
     pthread_mutex_t    live_lock;     /* one liveness check at a time */
     pthread_mutex_t    notify_lock;   /* notifyq */
+    pthread_mutex_t    heap_lock;     /* heap calls from several threads */
 } sr_rt_t;
 
 extern sr_rt_t sr_rt;
