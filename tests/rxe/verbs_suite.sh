@@ -63,6 +63,8 @@ for n in 2 4; do
             "$SYMRUN" --timeout 400 -n $n "$T/t_threads" $mode 4
     done
 done
+run_case "verbs: 8 threads per PE on private contexts (-n 2)" 0 '^ok: 8 threads per PE' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" private 8
 run_case "verbs: ctx_destroy completes; 10000 contexts leak nothing" 0 \
     '^ok: ctx_destroy completes' "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" destroy
 run_case "verbs: quiet on one context does not wait for another's" 0 \
