@@ -15,8 +15,8 @@
  *   on the store just issued before it, and the loop stalls (4 KiB get +16:
  *   0.63x of the aligned rate; glibc's memcpy and `rep movsb` likewise).
  *   Copying such a pair backwards turns that store into a later one, which
- *   no load waits for (0.75x; the rest is the split loads, which no
- *   ordering avoids).  The tail is loaded first and stored after the first
+ *   no load waits for (0.75x; the rest is the split loads, see
+ *   sr_copy_avx512_shift).  The tail is loaded first and stored after the first
  *   loads of the loop, the head is loaded and stored last, so that neither
  *   the next call's first loads nor this call's first loads meet a store
  *   still in flight.
@@ -127,6 +127,98 @@ __attribute__((target("avx512f"))) static void sr_copy_avx512_back(void *dst, co
     _mm512_storeu_si512((void *)d, _mm512_loadu_si512((const void *)s));
 }
 
+/*
+ * Misaligned pairs whose offset is a multiple of 4 (malloc's 16 bytes past
+ * a page and the like): aligned loads, and one permute per line puts the
+ * bytes where the aligned store wants them (16 KiB +16: 0.77 -> 0.84x of
+ * the aligned rate).  The loads are of whole aligned lines that hold at
+ * least one byte of the source, so they stay within its pages; but they do
+ * read bytes around it, which AddressSanitizer must not see.
+ */
+#define SR_COPY_SHIFT_IDX(k)                                                                     \
+    _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),    \
+                     _mm512_set1_epi32((int)((k) / 4)))
+
+static inline unsigned sr_copy_shift(const void *dst, const void *src)
+{
+    unsigned k = (unsigned)(((uintptr_t)src - (uintptr_t)dst) & 63);
+    return k % 4 == 0 ? k : 0;
+}
+
+__attribute__((target("avx512f"), no_sanitize_address)) static void
+sr_copy_avx512_shift(void *dst, const void *src, size_t len)
+{
+    char *d = dst;
+    const char *s = src;
+    _mm512_storeu_si512((void *)d, _mm512_loadu_si512((const void *)s));
+    size_t head = 64 - ((uintptr_t)d & 63);
+    d += head, s += head, len -= head;
+    unsigned k = (uintptr_t)s & 63;
+    const char *sa = s - k;
+    __m512i idx = SR_COPY_SHIFT_IDX(k);
+    __m512i prev = _mm512_load_si512((const void *)sa);
+    for (; len >= 256; d += 256, sa += 256, len -= 256) {
+        __m512i a = _mm512_load_si512((const void *)(sa + 64));
+        __m512i b = _mm512_load_si512((const void *)(sa + 128));
+        __m512i c = _mm512_load_si512((const void *)(sa + 192));
+        __m512i e = _mm512_load_si512((const void *)(sa + 256));
+        _mm512_store_si512((void *)d, _mm512_permutex2var_epi32(prev, idx, a));
+        _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi32(a, idx, b));
+        _mm512_store_si512((void *)(d + 128), _mm512_permutex2var_epi32(b, idx, c));
+        _mm512_store_si512((void *)(d + 192), _mm512_permutex2var_epi32(c, idx, e));
+        prev = e;
+    }
+    for (; len >= 64; d += 64, sa += 64, len -= 64) {
+        __m512i a = _mm512_load_si512((const void *)(sa + 64));
+        _mm512_store_si512((void *)d, _mm512_permutex2var_epi32(prev, idx, a));
+        prev = a;
+    }
+    s = sa + k;
+    if (len)
+        _mm512_storeu_si512((void *)(d + len - 64), _mm512_loadu_si512((const void *)(s + len - 64)));
+}
+
+/* The same, backwards, in the order of sr_copy_avx512_back. */
+__attribute__((target("avx512f"), no_sanitize_address)) static void
+sr_copy_avx512_shift_back(void *dst, const void *src, size_t len)
+{
+    char *d = dst;
+    const char *s = src;
+    __m512i last = _mm512_loadu_si512((const void *)(s + len - 64));
+    size_t hi = (((uintptr_t)d + len) & ~(uintptr_t)63) - (uintptr_t)d;
+    size_t lo = 64 - ((uintptr_t)d & 63);
+    size_t n = hi - lo;
+    char *de = d + hi;
+    unsigned k = (uintptr_t)(s + hi) & 63;
+    const char *sa = s + hi - k;
+    __m512i idx = SR_COPY_SHIFT_IDX(k);
+    __m512i up = _mm512_load_si512((const void *)sa);
+    int tail_done = 0;
+    for (; n >= 256; n -= 256, de -= 256, sa -= 256) {
+        __m512i a = _mm512_load_si512((const void *)(sa - 64));
+        __m512i b = _mm512_load_si512((const void *)(sa - 128));
+        __m512i c = _mm512_load_si512((const void *)(sa - 192));
+        __m512i e = _mm512_load_si512((const void *)(sa - 256));
+        if (!tail_done) {
+            _mm512_storeu_si512((void *)(d + len - 64), last);
+            tail_done = 1;
+        }
+        _mm512_store_si512((void *)(de - 64), _mm512_permutex2var_epi32(a, idx, up));
+        _mm512_store_si512((void *)(de - 128), _mm512_permutex2var_epi32(b, idx, a));
+        _mm512_store_si512((void *)(de - 192), _mm512_permutex2var_epi32(c, idx, b));
+        _mm512_store_si512((void *)(de - 256), _mm512_permutex2var_epi32(e, idx, c));
+        up = e;
+    }
+    if (!tail_done)
+        _mm512_storeu_si512((void *)(d + len - 64), last);
+    for (; n >= 64; n -= 64, de -= 64, sa -= 64) {
+        __m512i a = _mm512_load_si512((const void *)(sa - 64));
+        _mm512_store_si512((void *)(de - 64), _mm512_permutex2var_epi32(a, idx, up));
+        up = a;
+    }
+    _mm512_storeu_si512((void *)d, _mm512_loadu_si512((const void *)s));
+}
+
 __attribute__((target("avx2"))) static void sr_copy_avx2(void *dst, const void *src, size_t len,
                                                          int nt)
 {
@@ -202,6 +294,9 @@ typedef struct {
     const char *name;
     void (*fwd)(void *dst, const void *src, size_t len, int nt); /* NULL: no vectors */
     void (*back)(void *dst, const void *src, size_t len);
+    /* For offsets sr_copy_shift accepts, or NULL. */
+    void (*shift)(void *dst, const void *src, size_t len);
+    void (*shift_back)(void *dst, const void *src, size_t len);
     int         movsb;   /* `rep movsb` above SR_COPY_VEC_MAX */
     size_t      nt_min;  /* streaming stores from here (with fwd) */
 } sr_copy_cfg_t;
@@ -237,11 +332,12 @@ static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_
     if (name == NULL)
         name = avx512 ? "avx512" : avx2 ? "avx2" : "movsb";
     if (strcmp(name, "avx512") == 0 && avx512)
-        *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back, 0, 0 };
+        *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back,
+                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 0 };
     else if (strcmp(name, "avx2") == 0 && avx2)
-        *cfg = (sr_copy_cfg_t){ "avx2", sr_copy_avx2, sr_copy_avx2_back, 0, 0 };
+        *cfg = (sr_copy_cfg_t){ "avx2", sr_copy_avx2, sr_copy_avx2_back, NULL, NULL, 0, 0 };
     else if (strcmp(name, "movsb") == 0)
-        *cfg = (sr_copy_cfg_t){ "movsb", NULL, NULL, 1, 0 };
+        *cfg = (sr_copy_cfg_t){ "movsb", NULL, NULL, NULL, NULL, 1, 0 };
     else
         return -1;
     if (movsb >= 0)
@@ -288,6 +384,8 @@ void sr_copy_large(void *dst, const void *src, size_t len)
         sr_copy_movsb(dst, src, len);
     else if (cfg->fwd == NULL)
         memcpy(dst, src, len);
+    else if (cfg->shift != NULL && sr_copy_shift(dst, src))
+        (sr_copy_aliases(dst, src) ? cfg->shift_back : cfg->shift)(dst, src, len);
     else if (sr_copy_aliases(dst, src))
         cfg->back(dst, src, len);
     else
@@ -305,6 +403,8 @@ const char *sr_copy_strategy(const void *dst, const void *src, size_t len)
         return "movsb";
     if (cfg->fwd == NULL)
         return "memcpy";
+    if (cfg->shift != NULL && sr_copy_shift(dst, src))
+        return sr_copy_aliases(dst, src) ? "avx512-shift-back" : "avx512-shift";
     if (sr_copy_aliases(dst, src))
         return cfg->back == sr_copy_avx512_back ? "avx512-back" : "avx2-back";
     return cfg->name;

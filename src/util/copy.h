@@ -65,8 +65,8 @@ static inline void sr_copy(void *dst, const void *src, size_t len)
 
 /* Which strategy sr_copy_large uses for this copy (for tests and tools; sr_copy
  * itself copies up to SR_COPY_SMALL bytes with memcpy):
- * "memcpy", "avx512", "avx2", "avx512-back", "avx2-back", "movsb" or
- * "stream". */
+ * "memcpy", "avx512", "avx2", "avx512-back", "avx2-back", "avx512-shift",
+ * "avx512-shift-back", "movsb" or "stream". */
 const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
 
 /* For tests and benchmarks: use the vector code `name` ("avx512", "avx2",
