@@ -4,7 +4,7 @@
  *
  * glibc's memcpy is fast for most relative alignments, but its speed depends
  * on (dst - src) modulo the page size and on which path it picks per size
- * (see sr_copy_large in copy.c).  sr_copy picks its own strategy above a
+ * (what was measured is at the top of copy.c).  sr_copy picks its own strategy above a
  * small threshold so that every relative alignment of a user's malloc'd
  * buffer and a page-aligned symmetric block runs at the same speed.  Small
  * copies stay a plain memcpy, which the compiler inlines for constant sizes:
@@ -63,7 +63,17 @@ static inline void sr_copy(void *dst, const void *src, size_t len)
         sr_copy_large(dst, src, len);
 }
 
-/* Which strategy sr_copy_large uses for len bytes (for tests and tools). */
-const char *sr_copy_strategy(size_t len);
+/* Which strategy sr_copy_large uses for this copy (for tests and tools; sr_copy
+ * itself copies up to SR_COPY_SMALL bytes with memcpy):
+ * "memcpy", "avx512", "avx2", "avx512-back", "avx2-back", "avx512-shift",
+ * "avx512-shift-back", "movsb" or "stream". */
+const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
+
+/* For tests and benchmarks: use the vector code `name` ("avx512", "avx2",
+ * or "movsb" for none; NULL: the best this CPU has), `rep movsb` above
+ * 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
+ * stores from nt_min bytes (0: the default).  Returns -1, changing
+ * nothing, if this CPU lacks it.  Not thread-safe against running copies. */
+int sr_copy_select(const char *name, int movsb, size_t nt_min);
 
 #endif

@@ -7,10 +7,12 @@
  *
  * Built twice from this source: against symrail, and with -DCB_OSHMEM by
  * oshcc against OpenSHMEM (tests/perf/copy_bench.sh does both and prints
- * the comparison).  PE 0 measures; PE 1 waits in a barrier.  Output: one
+ * the comparison).  PE 0 measures; PE 1 waits in a barrier, or with
+ * --target-spin polls a plain flag, which keeps the library's wake-ups of a
+ * sleeping target (each put rings it) out of what is measured.  Output: one
  * line per cell, "op mode size offset GB/s".
  *
- *   copy_bench [--window MiB] [--quick]
+ *   copy_bench [--window MiB] [--quick] [--target-spin]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -81,14 +83,16 @@ static void die(const char *what)
 int main(int argc, char **argv)
 {
     size_t window = 0;
-    int quick = 0;
+    int quick = 0, target_spin = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--window") == 0 && i + 1 < argc)
             window = (size_t)strtoull(argv[++i], NULL, 0) << 20;
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--target-spin") == 0)
+            target_spin = 1;
         else {
-            fprintf(stderr, "usage: copy_bench [--window MiB] [--quick]\n");
+            fprintf(stderr, "usage: copy_bench [--window MiB] [--quick] [--target-spin]\n");
             return 2;
         }
     }
@@ -117,8 +121,18 @@ int main(int argc, char **argv)
             die("symmetric allocation (raise the heap size)");
         memset(chunk[c], 0x5a, CHUNK);
     }
+    volatile long *done = cb_align(64, 64);
+    if (done == NULL)
+        die("symmetric allocation");
+    *done = 0;
     cb_barrier();
 
+    if (cb_me() != 0 && target_spin)
+        while (*done == 0) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
     if (cb_me() == 0) {
         char *raw = malloc(window + 2 * PAGE);
         if (raw == NULL)
@@ -168,6 +182,9 @@ int main(int argc, char **argv)
                         fflush(stdout);
                     }
         free(raw);
+        long one = 1;
+        if (cb_put((void *)done, &one, sizeof(one), 1) != 0 || cb_quiet() != 0)
+            die("put of the done flag");
     }
     cb_barrier();
     cb_fini();

@@ -2,7 +2,7 @@
 # Copy matrix over shared memory: symrail and Open MPI's OSHMEM alternated in
 # one run (ROUNDS rounds each, best per cell), printed as one table with the
 # ratio to the best offset at each size and symrail/OSHMEM.
-#   tests/perf/copy_bench.sh BUILDDIR [--quick] [--window MiB]
+#   tests/perf/copy_bench.sh BUILDDIR [--quick] [--window MiB] [--target-spin]
 # Needs oshcc/oshrun (Debian: openmpi-bin libopenmpi-dev) for the OSHMEM
 # columns; without them it measures symrail only.
 set -eu

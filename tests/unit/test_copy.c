@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -54,7 +55,7 @@ static void check_one(size_t len, size_t soff, size_t doff)
         while (dst[i] == src[i])
             i++;
         fail_msg("byte %zu differs: len %zu src+%zu dst+%zu (%s)", i, len, soff, doff,
-                 sr_copy_strategy(len));
+                 sr_copy_strategy(dst, src, len));
     }
 }
 
@@ -101,9 +102,104 @@ static void test_megabytes(void **state)
 static void test_strategy_named(void **state)
 {
     (void)state;
-    assert_string_equal(sr_copy_strategy(8), "memcpy");
-    assert_non_null(sr_copy_strategy((size_t)1 << 20));
-    assert_string_not_equal(sr_copy_strategy((size_t)1 << 20), "");
+    assert_string_equal(sr_copy_strategy(dst_buf, src_buf, 8), "memcpy");
+    assert_non_null(sr_copy_strategy(dst_buf, src_buf, (size_t)1 << 20));
+    assert_string_not_equal(sr_copy_strategy(dst_buf, src_buf, (size_t)1 << 20), "");
+}
+
+/* Every way sr_copy_large can be set up on this CPU: the vector code, with
+ * and without `rep movsb` above 16 KiB, and streaming stores from 64 KiB so
+ * that they are reached with small buffers. */
+static const struct {
+    const char *name;
+    int         movsb;
+} impls[] = { { "avx512", 0 }, { "avx512", 1 }, { "avx2", 0 }, { "avx2", 1 },
+              { "movsb", 0 }, { "movsb", 1 } };
+#define NIMPL (sizeof(impls) / sizeof(impls[0]))
+#define TEST_NT_MIN ((size_t)64 << 10)
+
+static void check_large(size_t len, size_t soff, size_t doff)
+{
+    unsigned char *src = src_buf + GUARD + soff;
+    unsigned char *dst = dst_buf + GUARD + doff;
+    memset(dst - GUARD, 0xa5, len + 2 * GUARD);
+    sr_copy_large(dst, src, len);
+    for (size_t i = 0; i < GUARD; i++) {
+        if (dst[-1 - (ptrdiff_t)i] != 0xa5 || dst[len + i] != 0xa5)
+            fail_msg("guard byte %zu overwritten: len %zu src+%zu dst+%zu (%s)", i, len, soff,
+                     doff, sr_copy_strategy(dst, src, len));
+    }
+    if (memcmp(dst, src, len) != 0) {
+        size_t i = 0;
+        while (dst[i] == src[i])
+            i++;
+        fail_msg("byte %zu differs: len %zu src+%zu dst+%zu (%s)", i, len, soff, doff,
+                 sr_copy_strategy(dst, src, len));
+    }
+}
+
+/* Every length up to past the vector/movsb switch in steps, every length
+ * to 2100 exactly, each against every dst alignment in a cache line; and
+ * every relative offset modulo the page (the forward/backward choice) at
+ * lengths around each switch. */
+static void test_every_impl(void **state)
+{
+    (void)state;
+    const size_t lens[] = { 256, 1025, 4096, 4097, 16383, 16384, 16385, 65535, 65536, 70001 };
+    int ran = 0;
+    for (size_t m = 0; m < NIMPL; m++) {
+        if (sr_copy_select(impls[m].name, impls[m].movsb, TEST_NT_MIN) != 0)
+            continue;
+        ran++;
+        for (size_t len = 0; len <= 2100; len++)
+            for (size_t soff = 0; soff < 64; soff += 21)
+                for (size_t doff = 0; doff < 64; doff += len < 1024 ? 7 : 1)
+                    check_large(len, soff, doff);
+        for (size_t len = 2101; len <= 70 * 1024; len += 263)
+            for (size_t doff = 0; doff < 64; doff += 5)
+                check_large(len, 3, doff);
+        for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+            for (size_t rel = 0; rel < PAGE; rel += lens[l] < 16384 ? 1 : 3)
+                check_large(lens[l], 64, 64 + rel);
+    }
+    sr_copy_select(NULL, -1, 0);
+    /* memcpy-only and movsb are there on any x86-64. */
+    assert_true(ran >= 2);
+}
+
+/* A destination a little past the source modulo 4096 (a get into a
+ * malloc'd buffer from a page-aligned block) is copied backwards; a little
+ * before, and aligned, forwards.  With AVX-512, offsets that are multiples
+ * of 4 take aligned loads and a permute. */
+static void test_aliasing_backwards(void **state)
+{
+    (void)state;
+    const char *name[] = { "avx512", "avx2" };
+    int ran = 0;
+    for (int i = 0; i < 2; i++) {
+        char back[32], shift[32], shift_back[32];
+        if (sr_copy_select(name[i], 0, 0) != 0)
+            continue;
+        ran++;
+        int has_shift = i == 0;
+        snprintf(back, sizeof(back), "%s-back", name[i]);
+        snprintf(shift, sizeof(shift), "%s", has_shift ? "avx512-shift" : name[i]);
+        snprintf(shift_back, sizeof(shift_back), "%s", has_shift ? "avx512-shift-back" : back);
+        assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 4096), shift_back);
+        assert_string_equal(sr_copy_strategy(dst_buf + 4096 + 63, src_buf, 8192), back);
+        assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 4096), shift);
+        assert_string_equal(sr_copy_strategy(dst_buf + 4095, src_buf, 4096), name[i]);
+        assert_string_equal(sr_copy_strategy(dst_buf + 64, src_buf, 4096), name[i]);
+        assert_string_equal(sr_copy_strategy(dst_buf, src_buf, 4096), name[i]);
+        /* movsb and streaming stores are not direction-sensitive. */
+        assert_int_equal(sr_copy_select(name[i], 1, (size_t)1 << 20), 0);
+        assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 65536), "movsb");
+        assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 16384), shift_back);
+        assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, (size_t)1 << 20), "stream");
+    }
+    sr_copy_select(NULL, -1, 0);
+    if (!ran)
+        skip();
 }
 
 int main(void)
@@ -113,6 +209,8 @@ int main(void)
         cmocka_unit_test(test_lengths_to_70k),
         cmocka_unit_test(test_megabytes),
         cmocka_unit_test(test_strategy_named),
+        cmocka_unit_test(test_every_impl),
+        cmocka_unit_test(test_aliasing_backwards),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
