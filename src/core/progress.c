@@ -97,6 +97,15 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
             s->ops->wait_done(s->tl);
             if (done)
                 return SYMRAIL_OK;
+            /* Woken: a writer is at work, and more may follow.  Poll a
+             * while before arming again, since every arming interrupts the
+             * other CPUs (membarrier) and makes each writer ring again. */
+            for (uint64_t i = 0; i < spins; i++) {
+                sr_progress(ctx);
+                if (cond(arg))
+                    return SYMRAIL_OK;
+                sr_spin_pause();
+            }
         } else if (sr_time_ns() - start < SR_YIELD_NS) {
             /* Nobody can wake us, and even the shortest sleep lasts tens of
              * microseconds (timer slack): a round trip would pay that.  Keep
