@@ -21,6 +21,9 @@ for tl in shm tcp; do
                     "$T/t_threads" $mode "$t"
             done
         done
+        run_case "$tl: notify from many threads to many, 4 slots (-n $n)" 0 \
+            '^ok: notify from' env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=4 \
+            "$SYMRUN" -n "$n" --timeout 300 "$T/t_threads" notify "${threads##* }"
         run_case "$tl: ctx_destroy completes; 10000 contexts leak nothing (-n $n)" 0 \
             '^ok: ctx_destroy completes' \
             env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 "$T/t_threads" destroy

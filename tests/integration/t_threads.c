@@ -8,6 +8,8 @@
  *   t_threads shared N    the same on the default context, shared by N threads
  *   t_threads destroy     ctx_destroy with transfers in flight completes them;
  *                         10 000 contexts created and destroyed leak nothing
+ *   t_threads notify N    N threads send notifications to the next PE while N
+ *                         threads receive: each arrives exactly once
  *   t_threads isolation   with SYMRAIL_TEST_HOLD_LANE=1:MS (2 lanes): context B's
  *                         get stays outstanding on lane 1, and quiet on context A
  *                         (lane 0) returns while it does
@@ -253,6 +255,67 @@ static void run_destroy(void)
         printf("ok: ctx_destroy completes transfers in flight; 10000 contexts leak nothing\n");
 }
 
+#define NOTIFY_PER 1000
+
+static int note_threads;
+static uint32_t note_got[MAXT][NOTIFY_PER];  /* copies of each message of the previous PE */
+static int note_taken;
+
+static void *note_sender(void *arg)
+{
+    uint32_t t = (uint32_t)(uintptr_t)arg;
+    for (uint32_t i = 0; i < NOTIFY_PER; i++) {
+        uint32_t tag = t << 16 | i;
+        T_CHECK(symrail_notify_send((me + 1) % npes, tag, &tag, sizeof(tag)));
+    }
+    return NULL;
+}
+
+/* Receivers take messages, all at once, until every one of the previous
+ * PE's is in. */
+static void *note_receiver(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        if (__atomic_add_fetch(&note_taken, 1, __ATOMIC_RELAXED) > note_threads * NOTIFY_PER)
+            return NULL;
+        symrail_notify_t m;
+        T_CHECK(symrail_notify_wait(60000, &m));
+        uint32_t t = m.tag >> 16, i = m.tag & 0xffff, copy;
+        memcpy(&copy, m.payload, sizeof(copy));
+        T_ASSERT(m.len == sizeof(copy) && copy == m.tag, "message %08x has payload %08x",
+                 m.tag, copy);
+        T_ASSERT(t < (uint32_t)note_threads && i < NOTIFY_PER, "message %08x was never sent",
+                 m.tag);
+        __atomic_fetch_add(&note_got[t][i], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void run_notify(int n)
+{
+    pthread_t s[MAXT], r[MAXT];
+    note_threads = n;
+    T_CHECK(symrail_barrier_all());
+    for (int t = 0; t < n; t++) {
+        T_ASSERT(pthread_create(&s[t], NULL, note_sender, (void *)(uintptr_t)t) == 0, "create");
+        T_ASSERT(pthread_create(&r[t], NULL, note_receiver, NULL) == 0, "create");
+    }
+    for (int t = 0; t < n; t++) {
+        pthread_join(s[t], NULL);
+        pthread_join(r[t], NULL);
+    }
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < NOTIFY_PER; i++)
+            T_ASSERT(note_got[t][i] == 1, "message %d of sender %d came %u times", i, t,
+                     note_got[t][i]);
+    symrail_notify_t m;
+    T_EXPECT(symrail_notify_poll(&m), SYMRAIL_ERR_AGAIN);
+    T_CHECK(symrail_barrier_all());
+    if (me == 0)
+        printf("ok: notify from %d threads to %d threads per PE: each message once\n",
+               n, n);
+}
+
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -317,6 +380,8 @@ int main(int argc, char **argv)
         run_destroy();
     else if (strcmp(mode, "isolation") == 0)
         run_isolation();
+    else if (strcmp(mode, "notify") == 0)
+        run_notify(n);
     else
         run_threads(mode, n);
     symrail_finalize();

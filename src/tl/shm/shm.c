@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,6 +66,7 @@ struct sr_tl_ep {
     sr_shm_hdr_t     *hdr;        /* the peer's control segment */
     sr_shm_ring_t    *ring;       /* our ring in the peer's control segment */
     uint64_t          tail;       /* our copy of ring->tail */
+    pthread_mutex_t   tx_lock;    /* senders on several threads (thread_multiple) */
     char             *base[SR_SHM_MAX_REGIONS];
     size_t            len[SR_SHM_MAX_REGIONS];
 };
@@ -81,8 +83,13 @@ struct sr_tl_ctx {
     int           *senders;       /* local PEs whose rings we drain */
     int            nsenders;
     uint64_t      *delivered;     /* [n_pes] next slot to hand to the core */
-    int            nap;           /* this wait may miss a wake-up: nap only */
+    int            mt;            /* params.thread_multiple */
+    pthread_mutex_t rx_lock;      /* one thread at a time hands messages to the core */
 };
+
+/* This thread's wait may miss a wake-up: nap only.  Per thread, as every
+ * thread that waits arms the doorbell itself. */
+static __thread int sr_shm_nap;
 
 static inline sr_shm_ring_t *sr_shm_ring(sr_shm_hdr_t *hdr, size_t ring_len, int pe)
 {
@@ -114,6 +121,8 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     ctx->params = *params;
+    ctx->mt = params->thread_multiple;
+    pthread_mutex_init(&ctx->rx_lock, NULL);
     sr_doorbell_setup();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
@@ -260,6 +269,7 @@ static symrail_status_t sr_shm_connect(sr_tl_ctx_t *ctx, int pe, const void *add
     ep->pe = pe;
     ep->pid = a->pid;
     ep->self = pe == ctx->params.my_pe;
+    pthread_mutex_init(&ep->tx_lock, NULL);
     if (ep->self) {
         ep->hdr = ctx->hdr;
         for (uint32_t r = 0; r < a->nregions; r++) {
@@ -329,8 +339,8 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     return SYMRAIL_OK;
 }
 
-static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
-                                      size_t len)
+static symrail_status_t sr_shm_notify_one(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                          size_t len)
 {
     sr_shm_ring_t *ring = ep->ring;
     uint32_t nslots = ep->hdr->nslots;
@@ -350,6 +360,18 @@ static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *
     return SYMRAIL_OK;
 }
 
+/* The ring has one producer: threads that send to the same peer take turns. */
+static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
+                                      size_t len)
+{
+    if (!ep->ctx->mt)
+        return sr_shm_notify_one(ep, tag, payload, len);
+    pthread_mutex_lock(&ep->tx_lock);
+    symrail_status_t st = sr_shm_notify_one(ep, tag, payload, len);
+    pthread_mutex_unlock(&ep->tx_lock);
+    return st;
+}
+
 /* Hands every message not yet delivered to the core.  Its slot stays taken
  * (ring->head does not move) until the core releases it: the sender's
  * credits are the slots the application has not consumed yet. */
@@ -357,6 +379,11 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
 {
     uint32_t nslots = ctx->hdr->nslots;
     int count = 0;
+    /* One thread at a time, and a second does not wait (nobody waits on
+     * this lock: holding it across notify_cb keeps the messages of a
+     * sender in order). */
+    if (ctx->mt && pthread_mutex_trylock(&ctx->rx_lock) != 0)
+        return 0;
     for (int i = 0; i < ctx->nsenders; i++) {
         int src = ctx->senders[i];
         sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, src);
@@ -366,10 +393,12 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
             const sr_shm_slot_t *slot = &ring->slots[next % nslots];
             uint32_t len = slot->len > SYMRAIL_NOTIFY_MAX_PAYLOAD ? SYMRAIL_NOTIFY_MAX_PAYLOAD
                                                                    : slot->len;
-            ctx->delivered[src] = next + 1;
+            __atomic_store_n(&ctx->delivered[src], next + 1, __ATOMIC_RELAXED);
             ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
         }
     }
+    if (ctx->mt)
+        pthread_mutex_unlock(&ctx->rx_lock);
     return count;
 }
 
@@ -381,12 +410,14 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_shm_ring_t *ring = sr_shm_ring(ctx->hdr, ctx->ring_len, ep->pe);
-    uint64_t head = ring->head;
-    if (sr_unlikely(head == ctx->delivered[ep->pe])) {
+    /* Consumers on several threads: the head moves by atomic increments
+     * (each releases one message the core has already copied out). */
+    uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
+    if (sr_unlikely(head >= __atomic_load_n(&ctx->delivered[ep->pe], __ATOMIC_RELAXED))) {
         sr_error("shm: notify_release from PE %d without a delivered message", ep->pe);
         return;
     }
-    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&ring->head, 1, __ATOMIC_RELEASE);
     /* A sender waiting for room may be asleep on its own doorbell. */
     if (!ep->self)
         sr_shm_kick(ep->hdr);
@@ -399,12 +430,12 @@ static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 
 static uint32_t sr_shm_wait_prepare(sr_tl_ctx_t *ctx)
 {
-    return sr_doorbell_arm(&ctx->hdr->bell, &ctx->nap);
+    return sr_doorbell_arm(&ctx->hdr->bell, &sr_shm_nap);
 }
 
 static void sr_shm_wait(sr_tl_ctx_t *ctx, uint32_t token, uint64_t timeout_ns)
 {
-    sr_doorbell_sleep(&ctx->hdr->bell, token, timeout_ns, ctx->nap);
+    sr_doorbell_sleep(&ctx->hdr->bell, token, timeout_ns, sr_shm_nap);
 }
 
 static void sr_shm_wait_done(sr_tl_ctx_t *ctx)
