@@ -99,7 +99,8 @@ void symrail_abort(int code, const char *msg);
 #define SYMRAIL_THREAD_SERIALIZED 2
 #define SYMRAIL_THREAD_MULTIPLE   3
 /* Initializes with thread level `requested`; *provided_p (may be NULL)
- * receives the level granted (always the one requested). */
+ * receives the level granted: the one requested, or the level of an
+ * earlier initialization that is still in force. */
 symrail_status_t symrail_init_thread(int requested, int *provided_p);
 symrail_status_t symrail_query_thread(int *provided_p);
 

@@ -41,9 +41,13 @@ static int sr_amo_try(void *arg)
     if (a->lane >= 0 && lanes->n > 1) {
         uint32_t w[SR_TL_MAX_LANES];
         int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
+        if (sr_rt.mt)
+            pthread_mutex_lock(&sr_rt.lane_lock);
         sr_lanes_set(lanes, w, n < 1 ? 1 : n);
+        if (sr_rt.mt)
+            pthread_mutex_unlock(&sr_rt.lane_lock);
     }
-    a->lane = a->lane < 0 && !amo_ep ? sr_ctx_lane(a->ctx, cp, lanes, -1)
+    a->lane = a->lane < 0 && !amo_ep ? sr_ctx_lane(a->ctx, cp, lanes, -1, 0)
                                      : sr_lanes_pick(lanes, rr, a->lane);
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
                         : ops->atomic(ep, a->lane, a->op, SR_HEAP_REGION, a->roff, a->operand,
@@ -123,7 +127,7 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
                                             uint64_t sig_off, uint64_t value)
 {
     sr_cpeer_t *cp = &ctx->peers[pe];
-    int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1);
+    int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0);
     if (lane < 0)
         return SYMRAIL_ERR_AGAIN;
     sr_req_t *req = sr_req_get(ctx);
@@ -180,7 +184,7 @@ symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, si
     }
     /* With atomics on another endpoint, nothing orders the two: the general path. */
     if (peer->ordered && len > 0 && len <= peer->slice && peer->amo_ep == NULL) {
-        int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1);
+        int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0);
         sr_req_t *req = sr_req_get(ctx);
         if (req == NULL)
             return SYMRAIL_ERR_NOMEM;

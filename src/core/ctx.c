@@ -39,8 +39,10 @@ static symrail_status_t sr_ctx_setup(sr_ctx_t *ctx, long options)
         free(ctx->touched);
         return SYMRAIL_ERR_NOMEM;
     }
-    for (int pe = 0; pe < n; pe++)
+    for (int pe = 0; pe < n; pe++) {
         ctx->peers[pe].fence_lane = SR_LANE_NONE;
+        ctx->peers[pe].pin = -1;
+    }
     ctx->options = options;
     uint64_t state = SR_CTX_LIVE;
     if (sr_rt.mt && !(options & (SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_SERIALIZED)))
@@ -57,20 +59,30 @@ static symrail_status_t sr_ctx_setup(sr_ctx_t *ctx, long options)
     ctx->next = sr_rt.ctxs;
     sr_rt.ctxs = ctx;
     pthread_mutex_unlock(&sr_rt.ctx_lock);
-    /* One-slice operations keep to one lane per context (its home, while
-     * it is up), so that they stay in order and a fence need not wait for
-     * them: a fence that let later operations take another lane than the
-     * pending ones would order nothing.  Contexts take their homes in turn,
-     * so that threads with contexts of their own post to different queue
-     * pairs or connections.  Long transfers go over every lane. */
-    ctx->home = ctx->id;
+    /* The default context and the collectives' turn over every lane, so
+     * that a single thread's transfers use every rail.  The contexts the
+     * application creates each keep their one-slice operations on one lane
+     * (its home, while it is up; they take homes in turn), so that threads
+     * with contexts of their own post to different queue pairs or
+     * connections, and their operations stay in order.  Long transfers go
+     * over every lane. */
+    ctx->home = ctx->id < 2 ? -1 : (int)((ctx->id - 2) % SR_TL_MAX_LANES);
     ctx->state = state;
     return SYMRAIL_OK;
 }
 
 symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
 {
-    sr_ctx_t *ctx = malloc(sizeof(*ctx));
+    /* A destroyed context's memory is kept for the next one, never given
+     * back: a handle used after destroy then reads a dead context's state
+     * (refused) rather than freed memory, until the memory is reused. */
+    pthread_mutex_lock(&sr_rt.ctx_lock);
+    sr_ctx_t *ctx = sr_rt.ctx_free;
+    if (ctx)
+        sr_rt.ctx_free = ctx->next;
+    pthread_mutex_unlock(&sr_rt.ctx_lock);
+    if (ctx == NULL)
+        ctx = malloc(sizeof(*ctx));
     if (ctx == NULL)
         return SYMRAIL_ERR_NOMEM;
     symrail_status_t st = sr_ctx_setup(ctx, options);
@@ -148,16 +160,26 @@ void sr_ctx_stats_sum(sr_stats_t *sum_p)
     pthread_mutex_unlock(&sr_rt.ctx_lock);
 }
 
-static void sr_ctx_release(sr_ctx_t *ctx)
+/* Frees what the context holds; its own memory goes to the free list
+ * (under ctx_lock, which the caller holds), or back at finalize. */
+static void sr_ctx_release(sr_ctx_t *ctx, int finalize)
 {
-    ctx->state = 0;
+    __atomic_store_n(&ctx->state, 0, __ATOMIC_RELAXED);
     sr_pool_fini(&ctx->reqs);
     sr_pool_fini(&ctx->slices);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx->peers);
     free(ctx->touched);
-    if (ctx != &symrail_ctx_default)
+    ctx->peers = NULL;
+    ctx->touched = NULL;
+    if (ctx == &symrail_ctx_default)
+        return;
+    if (finalize) {
         free(ctx);
+    } else {
+        ctx->next = sr_rt.ctx_free;
+        sr_rt.ctx_free = ctx;
+    }
 }
 
 static int sr_ctx_settled(void *arg)
@@ -184,18 +206,18 @@ symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
             break;
         }
     sr_stats_add(&sr_rt.retired, &ctx->stats);
-    pthread_mutex_unlock(&sr_rt.ctx_lock);
     if (settled) {
-        sr_ctx_release(ctx);
+        sr_ctx_release(ctx, 0);
     } else {
         /* A transport may still complete into it: it lives until finalize,
          * when the transports are gone. */
-        sr_warn("ctx_destroy: %u operations of context %d never completed; its memory is kept "
+        sr_warn("ctx_destroy: %u operations of context %u never completed; its memory is kept "
                 "until finalize", ctx->orphans, ctx->id);
-        ctx->state = 0;
+        __atomic_store_n(&ctx->state, 0, __ATOMIC_RELAXED);
         ctx->next = sr_rt.zombies;
         sr_rt.zombies = ctx;
     }
+    pthread_mutex_unlock(&sr_rt.ctx_lock);
     return st;
 }
 
@@ -205,13 +227,17 @@ void sr_ctxs_fini(void)
     sr_ctx_t *c, *next;
     for (c = sr_rt.ctxs; c; c = next) {
         next = c->next;
-        sr_ctx_release(c);
+        sr_ctx_release(c, 1);
     }
     for (c = sr_rt.zombies; c; c = next) {
         next = c->next;
-        sr_ctx_release(c);
+        sr_ctx_release(c, 1);
     }
-    sr_rt.ctxs = sr_rt.zombies = NULL;
+    for (c = sr_rt.ctx_free; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    sr_rt.ctxs = sr_rt.zombies = sr_rt.ctx_free = NULL;
     sr_rt.dctx = sr_rt.cctx = NULL;
     sr_rt.ctx_ids = 0;
     memset(&sr_rt.retired, 0, sizeof(sr_rt.retired));

@@ -463,7 +463,14 @@ static void sr_stats_print(void)
 
 symrail_status_t sr_core_finalize(void)
 {
-    symrail_status_t st = sr_ctx_quiet(sr_rt.dctx);
+    /* Every context's operations complete, those of contexts never
+     * destroyed too (the application's threads are done by now). */
+    symrail_status_t st = SYMRAIL_OK;
+    for (sr_ctx_t *c = sr_rt.ctxs; c; c = c->next) {
+        symrail_status_t qst = sr_ctx_quiet(c);
+        if (st == SYMRAIL_OK)
+            st = qst;
+    }
     symrail_status_t bst = sr_barrier();
     if (bst == SYMRAIL_ERR_MISMATCH)
         return bst;  /* a peer is in another collective call: the caller ends the job */

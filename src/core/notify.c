@@ -2,6 +2,7 @@
 #include "core/rt.h"
 #include "util/log.h"
 #include "util/msgq.h"
+#include "util/sys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,16 +85,22 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
 {
     sr_msgq_t *q = &sr_rt.notifyq;
     sr_msg_t *m;
+    uint64_t start = sr_time_ns();
     sr_progress(NULL);
-    /* Another thread may take the message we saw arrive: look again. */
+    /* Another thread may take the message we saw arrive: look again, in
+     * what is left of the timeout. */
     while ((m = sr_notify_pop(q)) == NULL) {
+        uint64_t left = 0;
         if (!blocking)
             return SYMRAIL_ERR_AGAIN;
-        if (timeout_ms == 0)
-            return SYMRAIL_ERR_TIMEOUT;
+        if (timeout_ms >= 0) {
+            uint64_t spent = (sr_time_ns() - start) / 1000000u;
+            if ((uint64_t)timeout_ms <= spent)
+                return SYMRAIL_ERR_TIMEOUT;
+            left = (uint64_t)timeout_ms - spent;
+        }
         symrail_status_t st = sr_wait(NULL, sr_notify_ready, q,
-                                      SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT,
-                                      timeout_ms < 0 ? 0 : (uint64_t)timeout_ms, "notify_wait");
+                                      SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT, left, "notify_wait");
         if (st != SYMRAIL_OK)
             return st;
     }

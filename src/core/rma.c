@@ -43,7 +43,12 @@ void sr_peer_lanes_refresh(int pe)
     sr_peer_t *peer = &sr_rt.peers[pe];
     uint32_t w[SR_TL_MAX_LANES];
     int n = peer->ops->ep_lanes(peer->ep, w, SR_TL_MAX_LANES);
+    /* Not between a lane report's generation check and its weight. */
+    if (sr_rt.mt)
+        pthread_mutex_lock(&sr_rt.lane_lock);
     sr_lanes_set(&peer->lanes, w, n < 1 ? 1 : n);
+    if (sr_rt.mt)
+        pthread_mutex_unlock(&sr_rt.lane_lock);
 }
 
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation)
@@ -278,9 +283,10 @@ static int sr_post_retry(void *arg)
     sr_peer_t *peer = &sr_rt.peers[p->s->pe];
     /* Another lane may have room where this one has none, or be up where
      * this one went down: offer the slice to the next lane in turn. */
-    if (peer->lanes.n > 1) {
+    sr_cpeer_t *cp = &p->s->op.ctx->peers[p->s->pe];
+    if (peer->lanes.n > 1 && cp->pin != p->s->lane) {  /* a pinned slice waits for its lane */
         sr_peer_lanes_refresh(p->s->pe);
-        p->s->lane = sr_lanes_pick(&peer->lanes, &p->s->op.ctx->peers[p->s->pe].rr, p->s->lane);
+        p->s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, p->s->lane);
     }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
@@ -303,10 +309,7 @@ static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_
     s->tries = 0;
     s->inflight = 0;
     s->held = 0;
-    /* The slices of a long transfer go over every lane; one-slice
-     * operations stay on the context's home lane, in order. */
-    s->lane = spray ? sr_lanes_pick(&sr_rt.peers[pe].lanes, &cp->rr, -1)
-                    : sr_ctx_lane(ctx, cp, &sr_rt.peers[pe].lanes, -1);
+    s->lane = sr_ctx_lane(ctx, cp, &sr_rt.peers[pe].lanes, -1, spray);
 }
 
 /* Posts slice `s` (already counted in its request) whose first post
@@ -444,6 +447,7 @@ symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
             st = fst;
         cp->touched = 0;
         cp->fence_lane = SR_LANE_NONE;
+        cp->pin = -1;
     }
     ctx->ntouched = 0;
     return st;
@@ -467,6 +471,9 @@ symrail_status_t sr_fence(sr_ctx_t *ctx)
         sr_cpeer_t *cp = &ctx->peers[pe];
         if (cp->fence_lane == SR_LANE_NONE ||
             (sr_rt.peers[pe].ordered && cp->fence_lane >= 0)) {
+            /* What follows keeps to that lane while any of it is pending. */
+            if (cp->fence_lane >= 0 && (cp->inflight || cp->unflushed))
+                cp->pin = cp->fence_lane;
             cp->fence_lane = SR_LANE_NONE;
             continue;
         }

@@ -111,6 +111,7 @@ typedef struct {
     uint32_t     inflight;    /* slices posted and not yet completed */
     uint32_t     unflushed;   /* lanes that completed a put locally since the last flush */
     int16_t      fence_lane;  /* SR_LANE_NONE, SR_LANE_MANY or the one lane */
+    int16_t      pin;         /* lane that what follows must take (after a fence), or -1 */
     uint8_t      touched;     /* on ctx->touched */
     sr_lane_rr_t rr;          /* this context's turn over the lanes */
     sr_lane_rr_t amo_rr;
@@ -139,7 +140,7 @@ struct symrail_ctx {
      * one compare tells the fast path that the context is alive and needs
      * nothing else. */
     uint64_t           state;
-    int                id;
+    unsigned           id;
     long               options;
     int                home;      /* lane of its one-slice operations (modulo lanes) */
     sr_cpeer_t        *peers;     /* [n_pes] */
@@ -203,7 +204,8 @@ typedef struct {
     sr_ctx_t          *cctx;          /* the collectives' own (barriers) */
     sr_ctx_t          *ctxs;          /* every context, under ctx_lock */
     sr_ctx_t          *zombies;       /* destroyed with operations still in flight */
-    int                ctx_ids;
+    sr_ctx_t          *ctx_free;      /* memory of destroyed contexts, for the next */
+    unsigned           ctx_ids;
     sr_stats_t         retired;       /* counters of destroyed contexts */
     pthread_mutex_t    ctx_lock;      /* the context list */
     pthread_mutex_t    lane_lock;     /* lane reports from several threads */
@@ -368,13 +370,25 @@ static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
     if (cp->fence_lane != lane)
         cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
-/* The lane for the next operation of ctx to pe: its home lane while that
- * is up, else the next in turn (avoiding `avoid`).  A lane that fails loses
- * the order of what was on it (its slices are retried elsewhere). */
-static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid)
+/* The lane for the next operation of ctx to pe (avoiding `avoid`, -1:
+ * none).  After a fence that did not wait (what was pending went down one
+ * ordered lane), what follows takes that lane too, or it could overtake,
+ * until nothing is pending.  Else a one-slice operation (spray 0) of a
+ * context with a home lane takes it while it is up, and the rest turn over
+ * the lanes.  A lane that fails loses the order of what was on it (its
+ * slices are retried elsewhere). */
+static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid,
+                              int spray)
 {
     int n = __atomic_load_n(&lanes->n, __ATOMIC_RELAXED);
-    if (n > 0) {
+    if (sr_unlikely(cp->pin >= 0)) {
+        int pin = cp->pin;
+        if (cp->inflight == 0 && cp->unflushed == 0)
+            cp->pin = -1;
+        else if (pin < n && pin != avoid && __atomic_load_n(&lanes->weight[pin], __ATOMIC_RELAXED))
+            return pin;
+    }
+    if (!spray && ctx->home >= 0 && n > 0) {
         int home = ctx->home % n;
         if (home != avoid && __atomic_load_n(&lanes->weight[home], __ATOMIC_RELAXED))
             return home;

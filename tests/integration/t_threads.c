@@ -244,7 +244,20 @@ static void run_destroy(void)
              count_fds() - fds);
     T_ASSERT(after.uordblks <= before.uordblks + 65536,
              "10000 contexts left %zu bytes allocated", after.uordblks - before.uordblks);
-    /* A destroyed context is refused by name, not used. */
+    /* A destroyed context is refused (while its memory is not reused), as
+     * are stores on a NOSTORE context and destroying the default one. */
+    T_CHECK(symrail_ctx_create(SYMRAIL_CTX_PRIVATE, &ctx));
+    T_CHECK(symrail_ctx_destroy(ctx));
+    T_EXPECT(symrail_ctx_put(ctx, dst, src, 64, to), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_ctx_quiet(ctx), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_ctx_destroy(ctx), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_ctx_destroy(SYMRAIL_CTX_DEFAULT), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_ctx_create(8, &ctx), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_ctx_create(SYMRAIL_CTX_NOSTORE, &ctx));
+    T_EXPECT(symrail_ctx_put(ctx, dst, src, 64, to), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_ctx_atomic_add(ctx, word, 1, to), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_ctx_get(ctx, src, dst, 64, to));
+    T_CHECK(symrail_ctx_destroy(ctx));
     T_CHECK(symrail_barrier_all());
     T_ASSERT(*word == 10100, "the word took %llu adds, expected 10100",
              (unsigned long long)*word);
@@ -252,7 +265,8 @@ static void run_destroy(void)
     free(src);
     symrail_free(dst);
     if (me == 0)
-        printf("ok: ctx_destroy completes transfers in flight; 10000 contexts leak nothing\n");
+        printf("ok: ctx_destroy completes transfers in flight; 10000 contexts leak nothing; "
+               "destroyed and NOSTORE contexts are refused\n");
 }
 
 #define NOTIFY_PER 1000
