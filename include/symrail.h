@@ -13,8 +13,11 @@
  *
  * Threads: symrail_init() gives SYMRAIL_THREAD_SINGLE; symrail_init_thread()
  * asks for a level.  Under SYMRAIL_THREAD_MULTIPLE any thread may call any
- * function at any time, and threads that each use a context of their own
- * (symrail_ctx_create) share no lock on the data path.
+ * function at any time, and threads that each use a private context of
+ * their own (symrail_ctx_create) take no lock of the library's core: over
+ * shared memory none at all, over TCP and RDMA the lock of the lane (QP or
+ * connection) they post to, and over RDMA quiet registers its flush under a
+ * short lock of the transport (README, "Threads and contexts").
  */
 #ifndef SYMRAIL_H
 #define SYMRAIL_H
