@@ -248,7 +248,7 @@ symrail_status_t symrail_ctx_destroy(symrail_ctx_t uctx)
         sr_error("%s: the default context cannot be destroyed", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    sr_ctx_t *ctx = uctx;
     if (!sr_api_ctx_check(fn, ctx, 0))
         return SYMRAIL_ERR_INVALID;
     return sr_ctx_free(ctx);

@@ -23,11 +23,6 @@
 void sr_api_not_up(const char *fn);
 /* OpenSHMEM-style calls that cannot return a status end the job. */
 __attribute__((noreturn)) void sr_api_fatal(const char *fn, symrail_status_t st);
-/* The context a call names (SYMRAIL_CTX_DEFAULT is the default one's address). */
-static inline sr_ctx_t *sr_api_ctx(symrail_ctx_t ctx)
-{
-    return ctx;
-}
 /* A context whose state is not plainly SR_CTX_LIVE: 0 (logged) when it is
  * not alive, or with SYMRAIL_CTX_NOSTORE for a store; 1 when it may go on
  * (under its lock, if it has one). */

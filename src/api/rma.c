@@ -43,7 +43,7 @@ static inline symrail_status_t sr_api_rma(const char *fn, symrail_ctx_t uctx, in
         return SYMRAIL_ERR_INVALID;
     }
     void *local = is_put ? (void *)src : dst;
-    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    sr_ctx_t *ctx = uctx;  /* SYMRAIL_CTX_DEFAULT is the default context's address */
     /* Alive, no lock, nothing to do after the operation. */
     if (sr_likely(ctx->state == SR_CTX_LIVE)) {
         if (sr_unlikely(nbytes == 0))
@@ -129,7 +129,7 @@ static __attribute__((noinline)) symrail_status_t sr_api_order_flagged(const cha
 static inline symrail_status_t sr_api_order(const char *fn, symrail_ctx_t uctx, int quiet)
 {
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    sr_ctx_t *ctx = uctx;
     if (sr_unlikely(ctx->state != SR_CTX_LIVE))
         return sr_api_order_flagged(fn, ctx, quiet);
     return quiet ? sr_quiet(ctx) : sr_fence(ctx);
@@ -163,7 +163,7 @@ static symrail_status_t sr_api_put_signal(const char *fn, symrail_ctx_t uctx, vo
 {
     uint64_t sig_off, off;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    sr_ctx_t *ctx = uctx;
     if (!sr_api_word_ok(fn, "sig_addr", sig_addr, &sig_off))
         return SYMRAIL_ERR_INVALID;
     if (op != SYMRAIL_SIGNAL_SET && op != SYMRAIL_SIGNAL_ADD) {
@@ -237,7 +237,7 @@ static inline symrail_status_t sr_api_amo(const char *fn, symrail_ctx_t uctx, sr
         sr_error("%s: the result pointer is NULL", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    sr_ctx_t *ctx = sr_api_ctx(uctx);
+    sr_ctx_t *ctx = uctx;
     if (sr_likely(ctx->state == SR_CTX_LIVE))
         return sr_amo(ctx, op, off, operand, compare, pe, result_p);
     if (!sr_api_ctx_check(fn, ctx, op != SR_TL_AMO_FETCH))

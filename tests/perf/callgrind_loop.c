@@ -3,7 +3,8 @@
  * that valgrind --tool=callgrind --toggle-collect=cg_<op>_loop counts the
  * instructions of exactly those calls (tests/perf/callgrind_shm.sh).
  * Built against symrail, or with -DCG_OSHMEM by oshcc against OpenSHMEM.
- * PE 0 calls, PE 1 is the target and waits in a barrier.
+ * PE 0 calls, PE 1 is the target and polls a flag in user space until PE 0
+ * is done.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -85,15 +86,22 @@ int main(void)
         return 2;
 #endif
     cg_init();
-    uint64_t *sym = cg_malloc(4 * sizeof(uint64_t));
+    uint64_t *sym = cg_malloc(5 * sizeof(uint64_t));
     uint64_t local = 42, sum = 0;
     if (sym == NULL || cg_npes() != 2) {
         fprintf(stderr, "callgrind_loop: needs 2 PEs and a symmetric heap\n");
         return 2;
     }
-    sym[0] = sym[1] = sym[2] = 0;
+    sym[0] = sym[1] = sym[2] = sym[4] = 0;
+    uint64_t one = 1;
     cg_barrier();
-    if (cg_me() == 0) {
+    if (cg_me() == 1) {
+        /* The target polls a flag in user space rather than sleeping in the
+         * library: a sleeping target makes each put ring it now and then,
+         * and the counts would depend on when it sleeps. */
+        while (__atomic_load_n(&sym[4], __ATOMIC_ACQUIRE) == 0)
+            ;
+    } else {
         cg_put_loop(&sym[0], &local);
         cg_get_loop(&local, &sym[1]);
         cg_fadd_loop(&sym[2], &sum);
@@ -105,6 +113,7 @@ int main(void)
         cg_ctxput_loop(ctx, &sym[0], &local);
         symrail_ctx_destroy(ctx);
 #endif
+        CG_PUT(&sym[4], &one, 8, 1);
     }
     cg_barrier();
     if (cg_me() == 1 && sym[2] != CG_CALLS) {

@@ -433,28 +433,16 @@ again:
             }
             if (budget == 0)
                 break;
-            if (c->rx_discard) {
-                /* Nowhere to put it: through the buffer, and dropped. */
-                c->rx_lo = c->rx_hi = 0;
-                ssize_t r = recv(c->fd, c->rxbuf, SR_TCP_RXBUF, 0);
-                int rr = sr_tcp_read_done(ctx, c, r, &budget);
-                if (rr == SR_TCP_READ_RETRY)
-                    continue;
-                if (rr == SR_TCP_READ_LATER)
-                    break;
-                if (rr == SR_TCP_READ_ENDED)
-                    return;
-                c->rx_hi = (size_t)r;
-                continue;
-            }
-            /* The buffer is empty: read the payload where it belongs, and
-             * what follows into the buffer: after a big payload only the
-             * next header, so that the next payload is not read into the
-             * buffer and copied again. */
+            /* The buffer is empty.  A payload with nowhere to go passes
+             * through the buffer and is dropped; else it is read where it
+             * belongs, and what follows into the buffer: after a big payload
+             * only the next header, so that the next payload is not read
+             * into the buffer and copied again. */
             c->rx_lo = c->rx_hi = 0;
             struct iovec iov[2] = { { c->rx_dst, c->rx_left },
                                     { c->rxbuf, c->rx_bulk ? SR_TCP_HDR_LEN : SR_TCP_RXBUF } };
-            ssize_t r = readv(c->fd, iov, 2);
+            ssize_t r = c->rx_discard ? recv(c->fd, c->rxbuf, SR_TCP_RXBUF, 0)
+                                      : readv(c->fd, iov, 2);
             int rr = sr_tcp_read_done(ctx, c, r, &budget);
             if (rr == SR_TCP_READ_RETRY)
                 continue;
@@ -462,7 +450,9 @@ again:
                 break;
             if (rr == SR_TCP_READ_ENDED)
                 return;
-            if ((size_t)r <= c->rx_left) {
+            if (c->rx_discard) {
+                c->rx_hi = (size_t)r;
+            } else if ((size_t)r <= c->rx_left) {
                 c->rx_dst += r;
                 c->rx_left -= (size_t)r;
             } else {
