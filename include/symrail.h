@@ -121,6 +121,8 @@ extern struct symrail_ctx symrail_ctx_default;
 #define SYMRAIL_CTX_SERIALIZED 1L
 #define SYMRAIL_CTX_PRIVATE    2L
 #define SYMRAIL_CTX_NOSTORE    4L
+/* On failure *ctx_p is NULL.  The calls on a context take a live one or
+ * SYMRAIL_CTX_DEFAULT: NULL is refused only by symrail_ctx_destroy. */
 symrail_status_t symrail_ctx_create(long options, symrail_ctx_t *ctx_p);
 /* Completes the context's operations (as ctx_quiet), then frees it. */
 symrail_status_t symrail_ctx_destroy(symrail_ctx_t ctx);

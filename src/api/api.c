@@ -225,6 +225,7 @@ symrail_status_t symrail_ctx_create(long options, symrail_ctx_t *ctx_p)
         sr_error("%s: ctx_p is NULL", fn);
         return SYMRAIL_ERR_INVALID;
     }
+    *ctx_p = NULL;  /* what a failed create leaves: no context */
     long known = SYMRAIL_CTX_SERIALIZED | SYMRAIL_CTX_PRIVATE | SYMRAIL_CTX_NOSTORE;
     if (options & ~known) {
         sr_error("%s: options 0x%lx has bits that are no SYMRAIL_CTX_* option", fn, options);
@@ -246,6 +247,10 @@ symrail_status_t symrail_ctx_destroy(symrail_ctx_t uctx)
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
     if (uctx == SYMRAIL_CTX_DEFAULT) {
         sr_error("%s: the default context cannot be destroyed", fn);
+        return SYMRAIL_ERR_INVALID;
+    }
+    if (uctx == NULL) {
+        sr_error("%s: ctx is NULL (a failed symrail_ctx_create leaves it so)", fn);
         return SYMRAIL_ERR_INVALID;
     }
     sr_ctx_t *ctx = uctx;

@@ -36,19 +36,23 @@ static int sr_amo_try(void *arg)
         lanes = &peer->amo_lanes;
         rr = &cp->amo_rr;
     }
-    /* Lane events keep the weights current; after "no room" (a retry) the
-     * transport is asked afresh, as another lane may have room. */
-    if (a->lane >= 0 && lanes->n > 1) {
-        uint32_t w[SR_TL_MAX_LANES];
-        int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
-        if (sr_rt.mt)
-            pthread_mutex_lock(&sr_rt.lane_lock);
-        sr_lanes_set(lanes, w, n < 1 ? 1 : n);
-        if (sr_rt.mt)
-            pthread_mutex_unlock(&sr_rt.lane_lock);
+    if (a->lane < 0 && !amo_ep) {
+        a->lane = sr_ctx_lane(a->ctx, cp, lanes, -1, 0);
+    } else if (a->lane < 0 || amo_ep || cp->pin != a->lane) {
+        /* Lane events keep the weights current; after "no room" (a retry)
+         * the transport is asked afresh, as another lane may have room.  A
+         * lane that a fence pinned is waited for, not left. */
+        if (a->lane >= 0 && __atomic_load_n(&lanes->n, __ATOMIC_RELAXED) > 1) {
+            uint32_t w[SR_TL_MAX_LANES];
+            int n = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
+            if (sr_rt.mt)
+                pthread_mutex_lock(&sr_rt.lane_lock);
+            sr_lanes_set(lanes, w, n < 1 ? 1 : n);
+            if (sr_rt.mt)
+                pthread_mutex_unlock(&sr_rt.lane_lock);
+        }
+        a->lane = sr_lanes_pick(lanes, rr, a->lane);
     }
-    a->lane = a->lane < 0 && !amo_ep ? sr_ctx_lane(a->ctx, cp, lanes, -1, 0)
-                                     : sr_lanes_pick(lanes, rr, a->lane);
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
                         : ops->atomic(ep, a->lane, a->op, SR_HEAP_REGION, a->roff, a->operand,
                                       a->compare, &a->req->result, &a->req->op.comp);

@@ -4,7 +4,7 @@
  * transports' endpoints and lanes are the runtime's and shared, with each
  * context flushing only the lanes it used.  So a context costs no file
  * descriptor or queue pair, creating one is cheap, and destroying one
- * leaves nothing behind.
+ * frees all it holds (its own small struct waits for the next create).
  *
  * Threads.  Under SYMRAIL_THREAD_MULTIPLE a context that several threads
  * may use (the default one, and any created without SYMRAIL_CTX_PRIVATE or
@@ -62,10 +62,10 @@ static symrail_status_t sr_ctx_setup(sr_ctx_t *ctx, long options)
     /* The default context and the collectives' turn over every lane, so
      * that a single thread's transfers use every rail.  The contexts the
      * application creates each keep their one-slice operations on one lane
-     * (its home, while it is up; they take homes in turn), so that threads
-     * with contexts of their own post to different queue pairs or
-     * connections, and their operations stay in order.  Long transfers go
-     * over every lane. */
+     * (its home, while it is up and has room; they take homes in turn), so
+     * that threads with contexts of their own post to different queue pairs
+     * or connections.  Long transfers go over every lane.  Order between
+     * operations comes from fence alone. */
     ctx->home = ctx->id < 2 ? -1 : (int)((ctx->id - 2) % SR_TL_MAX_LANES);
     ctx->state = state;
     return SYMRAIL_OK;
@@ -78,8 +78,8 @@ symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
      * (refused) rather than freed memory, until the memory is reused. */
     pthread_mutex_lock(&sr_rt.ctx_lock);
     sr_ctx_t *ctx = sr_rt.ctx_free;
-    if (ctx)
-        sr_rt.ctx_free = ctx->next;
+    if (ctx && (sr_rt.ctx_free = ctx->next) == NULL)
+        sr_rt.ctx_free_tail = NULL;
     pthread_mutex_unlock(&sr_rt.ctx_lock);
     if (ctx == NULL)
         ctx = malloc(sizeof(*ctx));
@@ -87,7 +87,7 @@ symrail_status_t sr_ctx_new(long options, sr_ctx_t **ctx_p)
         return SYMRAIL_ERR_NOMEM;
     symrail_status_t st = sr_ctx_setup(ctx, options);
     if (st != SYMRAIL_OK) {
-        free(ctx);
+        free(ctx);  /* dead since its destroy (state 0): a stale handle can no longer be refused */
         return st;
     }
     *ctx_p = ctx;
@@ -115,7 +115,10 @@ void sr_ctx_drain(sr_ctx_t *ctx)
     sr_ctx_cur = ctx;
     while (fifo) {
         /* The link is read before the count is taken: from then on a thread
-         * may put the node on the inbox again. */
+         * may put the node on the inbox again.  The status goes with the
+         * first of the completions taken; a failure that comes in between
+         * is charged to this batch or the next: only requests take several
+         * completions, and their status is the first failure of all. */
         sr_op_t *next = fifo->done_next;
         uint32_t n = __atomic_exchange_n(&fifo->deferred, 0, __ATOMIC_ACQ_REL);
         symrail_status_t st = __atomic_exchange_n(&fifo->done_status, SYMRAIL_OK,
@@ -176,16 +179,27 @@ static void sr_ctx_release(sr_ctx_t *ctx, int finalize)
         return;
     if (finalize) {
         free(ctx);
-    } else {
-        ctx->next = sr_rt.ctx_free;
-        sr_rt.ctx_free = ctx;
+        return;
     }
+    /* Reused oldest first, so that a stale handle stays refused as long as
+     * it can. */
+    ctx->next = NULL;
+    if (sr_rt.ctx_free_tail)
+        sr_rt.ctx_free_tail->next = ctx;
+    else
+        sr_rt.ctx_free = ctx;
+    sr_rt.ctx_free_tail = ctx;
 }
 
+/* Nothing of the context is left where a transport or the core could
+ * still complete into it: its non-blocking operations, the requests of
+ * blocking calls that gave up, slices waiting to be posted again or held by
+ * the test hook. */
 static int sr_ctx_settled(void *arg)
 {
     sr_ctx_t *ctx = arg;
-    return ctx->orphans == 0 && ctx->retry_head == NULL;
+    return ctx->nbi.remaining == 0 && ctx->orphans == 0 && ctx->retry_head == NULL &&
+           ctx->held_head == NULL;
 }
 
 symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
@@ -194,7 +208,7 @@ symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
     symrail_status_t st = sr_quiet(ctx);
     /* Requests whose callers gave up (timeouts) still point into the
      * pools: give their completions the usual time to come. */
-    if (ctx->orphans || ctx->retry_head)
+    if (!sr_ctx_settled(ctx))
         (void)sr_wait(ctx, sr_ctx_settled, ctx, 0, sr_rt.env.op_timeout, "ctx_destroy");
     int settled = sr_ctx_settled(ctx);
     sr_ctx_leave(ctx);
@@ -212,7 +226,7 @@ symrail_status_t sr_ctx_free(sr_ctx_t *ctx)
         /* A transport may still complete into it: it lives until finalize,
          * when the transports are gone. */
         sr_warn("ctx_destroy: %u operations of context %u never completed; its memory is kept "
-                "until finalize", ctx->orphans, ctx->id);
+                "until finalize", ctx->nbi.remaining + ctx->orphans, ctx->id);
         __atomic_store_n(&ctx->state, 0, __ATOMIC_RELAXED);
         ctx->next = sr_rt.zombies;
         sr_rt.zombies = ctx;
@@ -237,7 +251,7 @@ void sr_ctxs_fini(void)
         next = c->next;
         free(c);
     }
-    sr_rt.ctxs = sr_rt.zombies = sr_rt.ctx_free = NULL;
+    sr_rt.ctxs = sr_rt.zombies = sr_rt.ctx_free = sr_rt.ctx_free_tail = NULL;
     sr_rt.dctx = sr_rt.cctx = NULL;
     sr_rt.ctx_ids = 0;
     memset(&sr_rt.retired, 0, sizeof(sr_rt.retired));

@@ -284,13 +284,15 @@ static int sr_post_retry(void *arg)
     /* Another lane may have room where this one has none, or be up where
      * this one went down: offer the slice to the next lane in turn. */
     sr_cpeer_t *cp = &p->s->op.ctx->peers[p->s->pe];
-    if (peer->lanes.n > 1 && cp->pin != p->s->lane) {  /* a pinned slice waits for its lane */
+    if (__atomic_load_n(&peer->lanes.n, __ATOMIC_RELAXED) > 1 && cp->pin != p->s->lane) {  /* a pinned slice waits for its lane */
         sr_peer_lanes_refresh(p->s->pe);
         p->s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, p->s->lane);
     }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
 }
+
+static symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what);
 
 /* A fresh slice, its lane picked. */
 static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_t roff,
@@ -362,6 +364,13 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, i
     sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
 
+    /* After a fence that did not wait, a long transfer would have to keep
+     * to one lane: wait for what the fence left pending instead, and spray. */
+    if (sr_unlikely(ctx->peers[pe].pin >= 0)) {
+        st = sr_peer_settle(ctx, pe, is_put ? "put" : "get");
+        if (st != SYMRAIL_OK)
+            return st;
+    }
     if (blocking) {
         req = sr_req_get(ctx);
         if (sr_unlikely(req == NULL))
@@ -458,6 +467,20 @@ static int sr_peer_idle(void *arg)
     return ((sr_cpeer_t *)arg)->inflight == 0;
 }
 
+/* Everything ctx posted to pe is applied at pe; it need keep to no lane. */
+static symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what)
+{
+    sr_cpeer_t *cp = &ctx->peers[pe];
+    symrail_status_t st = SYMRAIL_OK;
+    if (cp->inflight)
+        st = sr_wait(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, what);
+    if (st == SYMRAIL_OK)
+        st = sr_peer_flush(ctx, pe, what);
+    if (st == SYMRAIL_OK)
+        cp->pin = -1;
+    return st;
+}
+
 /*
  * Orders what was posted before against what is posted after, per PE.  A
  * peer whose operations since the last fence all went down one ordered lane
@@ -469,18 +492,16 @@ symrail_status_t sr_fence(sr_ctx_t *ctx)
     for (int i = 0; i < ctx->ntouched && st == SYMRAIL_OK; i++) {
         int pe = ctx->touched[i];
         sr_cpeer_t *cp = &ctx->peers[pe];
+        /* Atomics through a second endpoint are on no lane of ours. */
         if (cp->fence_lane == SR_LANE_NONE ||
-            (sr_rt.peers[pe].ordered && cp->fence_lane >= 0)) {
+            (sr_rt.peers[pe].ordered && cp->fence_lane >= 0 && sr_rt.peers[pe].amo_ep == NULL)) {
             /* What follows keeps to that lane while any of it is pending. */
             if (cp->fence_lane >= 0 && (cp->inflight || cp->unflushed))
                 cp->pin = cp->fence_lane;
             cp->fence_lane = SR_LANE_NONE;
             continue;
         }
-        if (cp->inflight)
-            st = sr_wait(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, "fence");
-        if (st == SYMRAIL_OK)
-            st = sr_peer_flush(ctx, pe, "fence");
+        st = sr_peer_settle(ctx, pe, "fence");
         if (st == SYMRAIL_OK)
             cp->fence_lane = SR_LANE_NONE;
     }

@@ -204,7 +204,7 @@ typedef struct {
     sr_ctx_t          *cctx;          /* the collectives' own (barriers) */
     sr_ctx_t          *ctxs;          /* every context, under ctx_lock */
     sr_ctx_t          *zombies;       /* destroyed with operations still in flight */
-    sr_ctx_t          *ctx_free;      /* memory of destroyed contexts, for the next */
+    sr_ctx_t          *ctx_free, *ctx_free_tail;  /* memory of destroyed contexts, for the next */
     unsigned           ctx_ids;
     sr_stats_t         retired;       /* counters of destroyed contexts */
     pthread_mutex_t    ctx_lock;      /* the context list */

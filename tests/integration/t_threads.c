@@ -253,6 +253,8 @@ static void run_destroy(void)
     T_EXPECT(symrail_ctx_destroy(ctx), SYMRAIL_ERR_INVALID);
     T_EXPECT(symrail_ctx_destroy(SYMRAIL_CTX_DEFAULT), SYMRAIL_ERR_INVALID);
     T_EXPECT(symrail_ctx_create(8, &ctx), SYMRAIL_ERR_INVALID);
+    T_ASSERT(ctx == NULL, "a failed ctx_create left a handle");
+    T_EXPECT(symrail_ctx_destroy(NULL), SYMRAIL_ERR_INVALID);
     T_CHECK(symrail_ctx_create(SYMRAIL_CTX_NOSTORE, &ctx));
     T_EXPECT(symrail_ctx_put(ctx, dst, src, 64, to), SYMRAIL_ERR_INVALID);
     T_EXPECT(symrail_ctx_atomic_add(ctx, word, 1, to), SYMRAIL_ERR_INVALID);
