@@ -397,8 +397,13 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
             ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
         }
     }
-    if (ctx->mt)
+    if (ctx->mt) {
         pthread_mutex_unlock(&ctx->rx_lock);
+        /* A thread of ours that found this lock taken may have gone to
+         * sleep before the messages were handed over: wake it. */
+        if (count)
+            sr_shm_kick(ctx->hdr);
+    }
     return count;
 }
 
