@@ -156,6 +156,9 @@ struct symrail_ctx {
     sr_stats_t         stats;
     pthread_mutex_t    lock;
     struct symrail_ctx *next;     /* all contexts of the runtime */
+    /* The team a context was made for (OpenSHMEM team contexts): its PE
+     * numbers are the team's.  NULL: the world. */
+    struct sr_team    *team;
 };
 
 /* The words at the start of every heap.  barrier[r][epoch & 1] receives
