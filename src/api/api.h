@@ -36,23 +36,34 @@ static inline int sr_api_pe_ok(const char *fn, int pe)
     return 0;
 }
 
-/* [addr, addr+len) must lie in the user part of the symmetric heap. */
-static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
-                                uint64_t *off_p)
+/* Not in the heap: in the data segment (global and static variables), its
+ * offset with SR_DATA_BIT; or SR_API_OFF_BAD, logged.  Out of line and by
+ * value, so that the heap's check stays as short as it was. */
+#define SR_API_OFF_BAD UINT64_MAX
+__attribute__((noinline)) uint64_t sr_api_sym_other(const char *fn, const char *arg,
+                                                    const void *addr, size_t len);
+
+/* [addr, addr+len) lies in the user part of the symmetric heap: the first
+ * test of the data paths, which take anything else out of line (a call
+ * that the fast path returns through would make it save registers). */
+static inline int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
 {
     uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    if (sr_likely(a >= lo && a < hi && len <= hi - a)) {
-        *off_p = a - (uintptr_t)sr_rt.heap_base;
+    *off_p = a - (uintptr_t)sr_rt.heap_base;
+    return a >= lo && a < hi && len <= hi - a;
+}
+
+/* [addr, addr+len) must lie in the user part of the symmetric heap or in the
+ * symmetric data segment. */
+static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
+                                uint64_t *off_p)
+{
+    if (sr_likely(sr_api_in_heap(addr, len, off_p)))
         return 1;
-    }
-    if (a >= lo && a < hi)
-        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg,
-                 addr, len, (void *)hi);
-    else
-        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, addr, (void *)lo,
-                 (void *)hi);
-    return 0;
+    uint64_t off = sr_api_sym_other(fn, arg, addr, len);
+    *off_p = off;
+    return off != SR_API_OFF_BAD;
 }
 
 /* The private buffer of a put or get must at least not wrap around. */

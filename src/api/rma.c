@@ -26,22 +26,13 @@ static __attribute__((noinline)) symrail_status_t sr_api_rma_flagged(const char 
     return st;
 }
 
-static inline symrail_status_t sr_api_rma(const char *fn, symrail_ctx_t uctx, int is_put,
-                                          void *dst, const void *src, size_t nbytes, int pe,
-                                          int blocking)
+/* The symmetric side is checked, the local buffer not yet. */
+static inline symrail_status_t sr_api_rma_go(const char *fn, symrail_ctx_t uctx, int is_put,
+                                             void *dst, const void *src, size_t nbytes, int pe,
+                                             int blocking, uint64_t off)
 {
-    uint64_t off;
-    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (sr_unlikely(!sr_api_pe_ok(fn, pe)))
+    if (sr_unlikely(!sr_api_buf_ok(fn, is_put ? "src" : "dst", is_put ? src : dst, nbytes)))
         return SYMRAIL_ERR_INVALID;
-    if (is_put) {
-        if (sr_unlikely(!sr_api_sym_ok(fn, "dst", dst, nbytes, &off) ||
-                        !sr_api_buf_ok(fn, "src", src, nbytes)))
-            return SYMRAIL_ERR_INVALID;
-    } else if (sr_unlikely(!sr_api_sym_ok(fn, "src", src, nbytes, &off) ||
-                           !sr_api_buf_ok(fn, "dst", dst, nbytes))) {
-        return SYMRAIL_ERR_INVALID;
-    }
     void *local = is_put ? (void *)src : dst;
     sr_ctx_t *ctx = uctx;  /* SYMRAIL_CTX_DEFAULT is the default context's address */
     /* Alive, no lock, nothing to do after the operation. */
@@ -51,6 +42,33 @@ static inline symrail_status_t sr_api_rma(const char *fn, symrail_ctx_t uctx, in
         return sr_rma(ctx, is_put, local, off, nbytes, pe, blocking);
     }
     return sr_api_rma_flagged(fn, ctx, is_put, local, off, nbytes, pe, blocking);
+}
+
+/* The symmetric side is not in the heap: a global, or an error. */
+static __attribute__((noinline)) symrail_status_t sr_api_rma_other(const char *fn,
+                                                                   symrail_ctx_t uctx,
+                                                                   int is_put, void *dst,
+                                                                   const void *src,
+                                                                   size_t nbytes, int pe,
+                                                                   int blocking)
+{
+    uint64_t off;
+    if (!sr_api_sym_ok(fn, is_put ? "dst" : "src", is_put ? dst : src, nbytes, &off))
+        return SYMRAIL_ERR_INVALID;
+    return sr_api_rma_go(fn, uctx, is_put, dst, src, nbytes, pe, blocking, off);
+}
+
+static inline symrail_status_t sr_api_rma(const char *fn, symrail_ctx_t uctx, int is_put,
+                                          void *dst, const void *src, size_t nbytes, int pe,
+                                          int blocking)
+{
+    uint64_t off;
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (sr_unlikely(!sr_api_pe_ok(fn, pe)))
+        return SYMRAIL_ERR_INVALID;
+    if (sr_unlikely(!sr_api_in_heap(is_put ? dst : src, nbytes, &off)))
+        return sr_api_rma_other(fn, uctx, is_put, dst, src, nbytes, pe, blocking);
+    return sr_api_rma_go(fn, uctx, is_put, dst, src, nbytes, pe, blocking, off);
 }
 
 symrail_status_t symrail_put(void *dst, const void *src, size_t nbytes, int pe)
@@ -225,14 +243,42 @@ uint64_t symrail_signal_fetch(const uint64_t *sig_addr)
 
 /* ---- atomics ------------------------------------------------------------------------- */
 
+static inline symrail_status_t sr_api_amo_go(const char *fn, symrail_ctx_t uctx,
+                                             sr_tl_amo_t op, uint64_t off, uint64_t operand,
+                                             uint64_t compare, int pe, uint64_t *result_p);
+
+/* The target is not an aligned word of the heap: a global, or an error. */
+static __attribute__((noinline)) symrail_status_t sr_api_amo_other(const char *fn,
+                                                                   symrail_ctx_t uctx,
+                                                                   sr_tl_amo_t op,
+                                                                   const uint64_t *target,
+                                                                   uint64_t operand,
+                                                                   uint64_t compare, int pe,
+                                                                   uint64_t *result_p)
+{
+    uint64_t off;
+    if (!sr_api_word_ok(fn, "target", target, &off))
+        return SYMRAIL_ERR_INVALID;
+    return sr_api_amo_go(fn, uctx, op, off, operand, compare, pe, result_p);
+}
+
 static inline symrail_status_t sr_api_amo(const char *fn, symrail_ctx_t uctx, sr_tl_amo_t op,
                                           const uint64_t *target, uint64_t operand,
                                           uint64_t compare, int pe, uint64_t *result_p)
 {
     uint64_t off;
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_pe_ok(fn, pe) || !sr_api_word_ok(fn, "target", target, &off))
+    if (!sr_api_pe_ok(fn, pe))
         return SYMRAIL_ERR_INVALID;
+    if (sr_unlikely(!sr_api_in_heap(target, sizeof(uint64_t), &off) || (off & 7)))
+        return sr_api_amo_other(fn, uctx, op, target, operand, compare, pe, result_p);
+    return sr_api_amo_go(fn, uctx, op, off, operand, compare, pe, result_p);
+}
+
+static inline symrail_status_t sr_api_amo_go(const char *fn, symrail_ctx_t uctx,
+                                             sr_tl_amo_t op, uint64_t off, uint64_t operand,
+                                             uint64_t compare, int pe, uint64_t *result_p)
+{
     if (result_p == NULL && op != SR_TL_AMO_SET && op != SR_TL_AMO_ADD) {
         sr_error("%s: the result pointer is NULL", fn);
         return SYMRAIL_ERR_INVALID;

@@ -54,8 +54,9 @@ static int sr_amo_try(void *arg)
         a->lane = sr_lanes_pick(lanes, rr, a->lane);
     }
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
-                        : ops->atomic(ep, a->lane, a->op, SR_HEAP_REGION, a->roff, a->operand,
-                                      a->compare, &a->req->result, &a->req->op.comp);
+                        : ops->atomic(ep, a->lane, a->op, SR_OFF_REGION(a->roff),
+                                      SR_OFF_IN(a->roff), a->operand, a->compare,
+                                      &a->req->result, &a->req->op.comp);
     return a->st != SYMRAIL_ERR_AGAIN;
 }
 
@@ -102,9 +103,13 @@ symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t o
     sr_peer_t *peer = &sr_rt.peers[pe];
     ctx->stats.atomics++;
     /* Load/store peers answer at once, into the caller's result. */
-    if (peer->amo_direct)
-        return peer->ops->atomic(peer->ep, 0, op, SR_HEAP_REGION, roff, operand, compare,
-                                 result_p, NULL);
+    if (peer->amo_direct) {
+        if (sr_likely(!(roff & SR_DATA_BIT)))
+            return peer->ops->atomic(peer->ep, 0, op, SR_HEAP_REGION, roff, operand, compare,
+                                     result_p, NULL);
+        return peer->ops->atomic(peer->ep, 0, op, SR_OFF_REGION(roff), SR_OFF_IN(roff), operand,
+                                 compare, result_p, NULL);
+    }
     return sr_amo_slow(ctx, op, roff, operand, compare, pe, 0, result_p);
 }
 
@@ -113,8 +118,8 @@ symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, in
     sr_peer_t *peer = &sr_rt.peers[pe];
     ctx->stats.atomics++;
     if (peer->immediate)
-        return peer->ops->atomic(peer->ep, 0, SR_TL_AMO_SET, SR_HEAP_REGION, roff, value, 0, NULL,
-                                 NULL);
+        return peer->ops->atomic(peer->ep, 0, SR_TL_AMO_SET, SR_OFF_REGION(roff),
+                                 SR_OFF_IN(roff), value, 0, NULL, NULL);
     return sr_amo_slow(ctx, SR_TL_AMO_SET, roff, value, 0, pe, 1, NULL);
 }
 
@@ -140,7 +145,8 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
     req->result = value;  /* the signal's source outlives a caller that gives up */
     symrail_status_t st = SYMRAIL_OK;
     if (len) {
-        st = peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len, &req->op.comp);
+        st = peer->ops->put(peer->ep, lane, src, SR_OFF_REGION(roff), SR_OFF_IN(roff), len,
+                            &req->op.comp);
         if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS) {
             sr_req_put(req);
             return st;
@@ -151,8 +157,8 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
     }
     cp->unflushed |= (uint32_t)peer->local_comp << lane;
     sr_peer_note(ctx, cp, pe, lane);
-    symrail_status_t sst = peer->ops->put(peer->ep, lane, &req->result, SR_HEAP_REGION, sig_off,
-                                          sizeof(uint64_t), &req->op.comp);
+    symrail_status_t sst = peer->ops->put(peer->ep, lane, &req->result, SR_OFF_REGION(sig_off),
+                                          SR_OFF_IN(sig_off), sizeof(uint64_t), &req->op.comp);
     if (sst == SR_TL_INPROGRESS)
         req->remaining++;
     symrail_status_t wst = sr_req_wait(req, "put_signal");
@@ -193,16 +199,16 @@ symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, si
         if (req == NULL)
             return SYMRAIL_ERR_NOMEM;
         st = lane < 0 ? SYMRAIL_ERR_AGAIN
-                      : peer->ops->put(peer->ep, lane, src, SR_HEAP_REGION, roff, len,
-                                       &req->op.comp);
+                      : peer->ops->put(peer->ep, lane, src, SR_OFF_REGION(roff),
+                                       SR_OFF_IN(roff), len, &req->op.comp);
         if (st == SYMRAIL_OK || st == SR_TL_INPROGRESS) {
             ctx->stats.puts++;
             ctx->stats.put_bytes += len;
             cp->unflushed |= (uint32_t)((st == SYMRAIL_OK) & peer->local_comp) << lane;
             sr_peer_note(ctx, cp, pe, lane);
             req->remaining += st == SR_TL_INPROGRESS;
-            st = peer->ops->atomic(peer->ep, lane, op, SR_HEAP_REGION, sig_off, value, 0, NULL,
-                                   &req->op.comp);
+            st = peer->ops->atomic(peer->ep, lane, op, SR_OFF_REGION(sig_off),
+                                   SR_OFF_IN(sig_off), value, 0, NULL, &req->op.comp);
             int signalled = st == SYMRAIL_OK || st == SR_TL_INPROGRESS;
             req->remaining += st == SR_TL_INPROGRESS;
             ctx->stats.atomics += signalled;

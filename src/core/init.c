@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SR_BLOB_MAGIC   0x73796d7261696c32ull  /* "symrail2" */
+#define SR_BLOB_MAGIC   0x73796d7261696c33ull  /* "symrail3" */
 #define SR_TL_NAME_LEN  16
 
 sr_rt_t sr_rt = { .state = SR_STATE_NONE, .sleeper = -1, .my_pe = -1, .n_pes = -1,
@@ -26,6 +26,8 @@ typedef struct {
     int32_t  pid;
     uint32_t ntls;
     uint64_t heap_size;  /* every PE must have the same */
+    uint64_t data_len;   /* the data segment, 0: not symmetric here */
+    uint64_t data_vaddr; /* its place in the executable */
 } sr_blob_hdr_t;
 
 typedef struct {
@@ -49,6 +51,7 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 {
     const char *list = sr_rt.env.transports;
     sr_tl_mem_t heap = { sr_rt.heap_base, sr_rt.heap_size, sr_rt.heap_name };
+    sr_tl_mem_t data = { sr_rt.data_base, sr_rt.data_len, sr_rt.data_name };
 
     const char *pos = list, *p;
     size_t len;
@@ -77,6 +80,8 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
                 ops->attr(slot->tl, &slot->attr);
                 sr_rt.ntls++;
                 st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
+                if (st == SYMRAIL_OK && sr_rt.data_len)
+                    st = ops->mem_reg(slot->tl, SR_DATA_REGION, &data);
                 if (st != SYMRAIL_OK)
                     return st;
             }
@@ -103,7 +108,7 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     if (blob == NULL)
         return SYMRAIL_ERR_NOMEM;
     sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_rt.my_pe, (int32_t)getpid(), (uint32_t)sr_rt.ntls,
-                          sr_rt.heap_size };
+                          sr_rt.heap_size, sr_rt.data_len, sr_rt.data_vaddr };
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
     for (int i = 0; i < sr_rt.ntls; i++) {
@@ -211,6 +216,7 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
         if (slot->attr.max_slice == SIZE_MAX)
             peer->slice = SIZE_MAX;  /* copies need no slicing */
         peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
+        peer->data_base = sr_rt.data_on ? slot->ops->ptr(peer->ep, SR_DATA_REGION, 0) : NULL;
         peer->ordered = slot->attr.ordered_lanes;
         peer->local_comp = (uint8_t)slot->attr.local_completion;
         peer->immediate = (uint8_t)slot->attr.immediate;
@@ -256,6 +262,34 @@ static symrail_status_t sr_heap_sizes_agree(void *const *blobs, const size_t *le
     return SYMRAIL_ERR_INVALID;
 }
 
+/* Offsets in the data segment are symmetric only if every PE runs the same
+ * executable: the segments must have the same size and place in the file.
+ * Every PE sees every blob, so all of them decide alike; a job whose PEs
+ * differ still runs, with the heap only. */
+static void sr_data_agree(void *const *blobs, const size_t *lens)
+{
+    int diff = -1;
+    sr_blob_hdr_t hdr = { 0 };
+    for (int pe = 0; pe < sr_rt.n_pes && diff < 0; pe++) {
+        if (lens[pe] < sizeof(hdr))
+            continue;  /* sr_peer_connect reports it */
+        memcpy(&hdr, blobs[pe], sizeof(hdr));
+        if (hdr.data_len != sr_rt.data_len || hdr.data_vaddr != sr_rt.data_vaddr)
+            diff = pe;
+    }
+    sr_rt.data_on = sr_rt.data_len != 0 && diff < 0;
+    if (diff < 0 || sr_rt.data_len == 0)
+        return;
+    /* Once, from the first PE that has the segment. */
+    if (sr_rt.my_pe == (diff == 0 ? 1 : 0))
+        sr_warn("global and static variables are not symmetric in this job: PE %d has a data "
+                "segment of %zu bytes at 0x%llx in its executable, PE %d %llu bytes at 0x%llx "
+                "(not the same executable, or SYMRAIL_SYMMETRIC_DATA=0 there); only the "
+                "symmetric heap is", sr_rt.my_pe, sr_rt.data_len,
+                (unsigned long long)sr_rt.data_vaddr, diff, (unsigned long long)hdr.data_len,
+                (unsigned long long)hdr.data_vaddr);
+}
+
 static symrail_status_t sr_wireup(void)
 {
     void *blob = NULL, **blobs = NULL;
@@ -268,6 +302,7 @@ static symrail_status_t sr_wireup(void)
     if (st != SYMRAIL_OK)
         return st;
     st = sr_heap_sizes_agree(blobs, lens);
+    sr_data_agree(blobs, lens);
     for (int pe = 0; pe < sr_rt.n_pes && st == SYMRAIL_OK; pe++)
         st = sr_peer_connect(pe, blobs[pe], lens[pe]);
     sr_boot_blobs_free(sr_rt.boot, blobs, lens);
@@ -285,6 +320,9 @@ static symrail_status_t sr_wireup(void)
         sr_rt.tls[i].ops->wireup_done(sr_rt.tls[i].tl);
     sr_shm_unlink(sr_rt.heap_name);
     sr_rt.heap_named = 0;
+    if (sr_rt.data_named)
+        sr_shm_unlink(sr_rt.data_name);
+    sr_rt.data_named = 0;
 
     /* Sleeping on one transport is only safe when it carries every peer. */
     sr_rt.sleeper = -1;
@@ -317,6 +355,7 @@ static void sr_teardown(void)
     sr_rt.ntls = 0;
     if (sr_rt.heap_base)
         sr_heap_fini();
+    sr_data_fini();
     sr_notify_fini();
     /* Requests still in flight die with their contexts: their transports
      * are gone by now. */
@@ -381,6 +420,10 @@ symrail_status_t sr_core_init(int thread_level)
         sr_rt.peers[pe].is_local = sr_is_local[pe];
     }
     st = sr_heap_init();
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    /* Before the transports, whose threads could write globals meanwhile. */
+    st = sr_data_init();
     if (st != SYMRAIL_OK)
         goto err_teardown;
     st = sr_tls_open(bi);

@@ -88,10 +88,10 @@ static inline symrail_status_t sr_slice_post(sr_slice_t *s)
     const sr_tl_ops_t *ops = peer->ops;
     if (sr_unlikely(s->lane < 0))
         return SYMRAIL_ERR_TRANSPORT;
-    return s->is_put ? ops->put(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
-                                &s->op.comp)
-                     : ops->get(peer->ep, s->lane, s->local, SR_HEAP_REGION, s->roff, s->len,
-                                &s->op.comp);
+    uint32_t region = SR_OFF_REGION(s->roff);
+    uint64_t roff = SR_OFF_IN(s->roff);
+    return s->is_put ? ops->put(peer->ep, s->lane, s->local, region, roff, s->len, &s->op.comp)
+                     : ops->get(peer->ep, s->lane, s->local, region, roff, s->len, &s->op.comp);
 }
 
 static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
@@ -413,6 +413,15 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one(sr_ctx_t *ctx, int 
         return SYMRAIL_OK;
     }
     return sr_rma_one_slow(s, st, blocking);
+}
+
+symrail_status_t sr_rma_region(sr_peer_t *peer, int is_put, void *local, uint64_t roff,
+                               size_t len)
+{
+    uint32_t region = SR_OFF_REGION(roff);
+    roff = SR_OFF_IN(roff);
+    return is_put ? peer->ops->put(peer->ep, 0, local, region, roff, len, NULL)
+                  : peer->ops->get(peer->ep, 0, local, region, roff, len, NULL);
 }
 
 symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,

@@ -18,6 +18,15 @@
 
 #define SR_MAX_TLS        4
 #define SR_HEAP_REGION    0
+#define SR_DATA_REGION    1
+/* One symmetric offset space: heap offsets as they are, offsets in the data
+ * segment (global and static variables) with SR_DATA_BIT set, so callers
+ * pass one 64-bit offset and the region is split off only where a transport
+ * is called. */
+#define SR_REGION_SHIFT   62
+#define SR_DATA_BIT       (UINT64_C(1) << SR_REGION_SHIFT)
+#define SR_OFF_REGION(off) ((uint32_t)((off) >> SR_REGION_SHIFT))
+#define SR_OFF_IN(off)     ((off) & (SR_DATA_BIT - 1))
 /* Start of the heap kept for the library's own symmetric words. */
 #define SR_HEAP_RESERVED  4096
 /* Upper bound of the heap base's alignment: symrail_align() can honour any
@@ -87,6 +96,7 @@ typedef struct {
     sr_tl_ep_t        *ep;
     size_t             slice;    /* bytes per slice for this peer */
     char              *base;     /* load/store view of the peer's heap, or NULL */
+    char              *data_base; /* and of its data segment, or NULL */
     int                ordered;  /* a lane applies requests in order (tl attr) */
     sr_lanes_t         lanes;    /* weights, kept current by lane events */
     uint32_t           lane_gen[SR_TL_MAX_LANES];  /* last lane report seen */
@@ -189,6 +199,14 @@ typedef struct {
     char               heap_name[256];
     int                heap_named;
     sr_heap_alloc_t    heap;
+    /* The executable's data segment (data.c): mapped at data_base, data_len
+     * bytes (0: none); symmetric when data_on (every PE has the same). */
+    char              *data_base;
+    size_t             data_len;
+    uint64_t           data_vaddr;  /* its place in the executable file */
+    char               data_name[256];
+    int                data_named;
+    int                data_on;
     uint64_t           barrier_epoch;
 
     int                live_next; /* next peer the liveness check looks at */
@@ -228,6 +246,13 @@ static inline uint64_t sr_heap_offset(const void *addr)
 {
     return (uint64_t)((const char *)addr - sr_rt.heap_base);
 }
+
+/* data.c: the executable's data segment onto shared memory (before any
+ * thread of the library starts); never fails init, the region is off. */
+symrail_status_t sr_data_init(void);
+void sr_data_fini(void);
+/* Is addr in the executable's data segment (for messages)? */
+int sr_data_contains(const void *addr);
 
 /* init.c */
 symrail_status_t sr_core_init(int thread_level);
@@ -323,6 +348,9 @@ void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 /* Through a transport that may keep work in flight: slices, lanes, requests. */
 symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
                             int pe, int blocking);
+/* An immediate put or get outside the heap. */
+symrail_status_t sr_rma_region(sr_peer_t *peer, int is_put, void *local, uint64_t roff,
+                               size_t len) __attribute__((noinline));
 /* Inline, so that a put to a load/store peer is the copy and little else. */
 static inline symrail_status_t sr_rma(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff,
                                       size_t len, int pe, int blocking)
@@ -335,9 +363,13 @@ static inline symrail_status_t sr_rma(sr_ctx_t *ctx, int is_put, void *local, ui
         ctx->stats.gets++;
         ctx->stats.get_bytes += len;
     }
-    if (peer->immediate)
+    if (peer->immediate) {
+        /* One test keeps the heap's path as it was. */
+        if (sr_unlikely(roff & SR_DATA_BIT))
+            return sr_rma_region(peer, is_put, local, roff, len);
         return is_put ? peer->ops->put(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL)
                       : peer->ops->get(peer->ep, 0, local, SR_HEAP_REGION, roff, len, NULL);
+    }
     return sr_rma_net(ctx, is_put, local, roff, len, pe, blocking);
 }
 symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
