@@ -98,6 +98,16 @@ done
 run_case "peer gone mid-transfer gives an error in time" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput" killmid
+# Global and static variables: the data segment is a second registered region.
+for n in 2 3; do
+    run_case "globals and statics over verbs, 16K slices (-n $n)" 0 \
+        '^ok: data: globals and statics symmetric' \
+        env SYMRAIL_SLICE_SIZE=16K "$SYMRUN" --timeout 400 -n "$n" "$T/t_data"
+done
+run_case "globals over shm and verbs, atomics on them through the NIC (-n 3)" 0 \
+    '^ok: data: globals and statics symmetric' \
+    env -u T_NO_PTR SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
+    "$SYMRUN" --timeout 400 -n 3 "$T/t_data"
 MPIRUN=${MPIRUN:-$(command -v mpirun)}
 if [ -n "$MPIRUN" ]; then
     run_case "put/get under mpirun" 0 '^ok: put_nbi' \
