@@ -54,6 +54,19 @@ static inline int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
     return a >= lo && a < hi && len <= hi - a;
 }
 
+/* Is addr symmetric (heap or data segment)?  Silent: for queries such as
+ * shmem_addr_accessible, to which a local address is no mistake. */
+static inline int sr_api_is_sym(const void *addr, uint64_t *off_p)
+{
+    uintptr_t a = (uintptr_t)addr, dlo = (uintptr_t)sr_rt.data_base;
+    if (sr_api_in_heap(addr, 0, off_p))
+        return 1;
+    if (!sr_rt.data_on || a < dlo || a >= dlo + sr_rt.data_len)
+        return 0;
+    *off_p = SR_DATA_BIT | (a - dlo);
+    return 1;
+}
+
 /* [addr, addr+len) must lie in the user part of the symmetric heap or in the
  * symmetric data segment. */
 static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
