@@ -336,6 +336,12 @@ static int sr_oversubscribed(const sr_boot_info_t *bi)
     return cpus > 0 && bi->local_size > cpus;
 }
 
+static void sr_boot_at_exit(void)
+{
+    sr_boot_fini(sr_rt.boot);
+    sr_rt.boot = NULL;
+}
+
 symrail_status_t sr_core_init(int thread_level)
 {
     extern char **environ;
@@ -351,9 +357,16 @@ symrail_status_t sr_core_init(int thread_level)
     if (st != SYMRAIL_OK)
         goto err_env;
 
-    st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
-    if (st != SYMRAIL_OK)
-        goto err_env;
+    /* The launcher's connection outlives a finalize, so the library may
+     * start again in the same process (OpenSHMEM 1.6); it closes at exit. */
+    if (sr_rt.boot == NULL) {
+        st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
+        if (st != SYMRAIL_OK)
+            goto err_env;
+        static int at_exit;
+        if (!at_exit++)
+            atexit(sr_boot_at_exit);
+    }
     const sr_boot_info_t *bi = sr_boot_info(sr_rt.boot);
     sr_rt.my_pe = bi->rank;
     sr_rt.n_pes = bi->size;
@@ -479,8 +492,6 @@ symrail_status_t sr_core_finalize(void)
     if (sr_rt.env.stats)
         sr_stats_print();
     sr_teardown();
-    sr_boot_fini(sr_rt.boot);
-    sr_rt.boot = NULL;
     sr_env_release(&sr_rt.env);
     sr_rt.state = SR_STATE_DOWN;
     sr_rt.my_pe = sr_rt.n_pes = -1;
