@@ -348,7 +348,7 @@ symrail_status_t sr_core_init(int thread_level)
     symrail_status_t st;
 
     sr_log_setup(SR_LOG_WARN);
-    st = sr_env_load(getenv, &sr_rt.env);
+    st = sr_env_load(sr_env_getenv, &sr_rt.env);
     if (st != SYMRAIL_OK)
         return st;
     sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_rt.env.log));
@@ -406,6 +406,15 @@ symrail_status_t sr_core_init(int thread_level)
     sr_rt.state = SR_STATE_UP;
     sr_info("initialized: PE %d of %d, heap %zu bytes", sr_rt.my_pe, sr_rt.n_pes,
             sr_rt.heap_size);
+    if (sr_rt.my_pe == 0 && (sr_rt.env.print_version || sr_rt.env.print_info))
+        printf("symrail %s (OpenSHMEM 1.6)\n", SYMRAIL_VERSION_STRING);
+    if (sr_rt.my_pe == 0 && sr_rt.env.print_info) {
+        printf("environment variables (OpenSHMEM's SHMEM_SYMMETRIC_SIZE, SHMEM_DEBUG, "
+               "SHMEM_VERSION, SHMEM_INFO set those they stand for):\n");
+        sr_env_print(stdout, sr_env_getenv);
+    }
+    if (sr_rt.my_pe == 0)
+        fflush(stdout);
     return SYMRAIL_OK;
 
 err_teardown:

@@ -7,10 +7,11 @@
 #include "config.h"
 #include "shmem/sh.h"
 
-/* The predefined teams are team.c's; these weak, empty definitions only
- * let the library link where it is not built in. */
-__attribute__((weak)) struct sr_team shmemx_team_world_obj_;
-__attribute__((weak)) struct sr_team shmemx_team_shared_obj_;
+/* The predefined teams are team.c's; these tentative (common) definitions
+ * merge into its definitions, and only let the library link without it.
+ * (Weak ones would not do: libtool's export list leaves weak data out.) */
+__attribute__((common)) struct sr_team shmemx_team_world_obj_;
+__attribute__((common)) struct sr_team shmemx_team_shared_obj_;
 
 static int sr_sh_ctx_new(const char *fn, sr_team_t *team, long options, shmem_ctx_t *ctx)
 {
