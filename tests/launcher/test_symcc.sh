@@ -56,7 +56,9 @@ else
     nfail=1
 fi
 if command -v pkg-config >/dev/null 2>&1; then
-    flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs symrail-shmem)
+    # The .pc names the configured prefix; this install went elsewhere.
+    flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --define-variable=prefix="$prefix" \
+        --cflags --libs symrail-shmem)
     if ${CC:-cc} "$top_srcdir/examples/shmem_hello.c" -o "$work/shmem_hello_pc" $flags \
             -Wl,-rpath,"$prefix/lib" >"$work/pc.log" 2>&1 &&
             [ "$(env -u PMIX_NAMESPACE "$work/shmem_hello_pc" 2>&1)" = \
@@ -70,7 +72,7 @@ else
     echo "SKIP: no pkg-config"
 fi
 # oshcc and oshrun only with --enable-oshmem-names.
-if grep -q '^OSHMEM_NAMES_TRUE = #' "$top_builddir/Makefile"; then
+if ! grep -q -- "'--enable-oshmem-names'" "$top_builddir/config.status"; then
     [ ! -e "$prefix/bin/oshcc" ] && [ ! -e "$prefix/bin/oshrun" ] &&
         echo "PASS: no oshcc/oshrun without --enable-oshmem-names" ||
         { echo "FAIL: oshcc/oshrun installed without --enable-oshmem-names"; nfail=1; }
