@@ -42,6 +42,12 @@ ptr_pe shmem_ptr: pe [0-9]+ is out of range
 nelems shmem_long_get: nelems [0-9]+ of 8 bytes overflows
 before_init shmem_long_p: called before
 CASES
+for n in 1 3; do
+    run_case "bad input: a PE outside a team context's team ends the job (-n $n)" nonzero \
+        "shmem_ctx_int_p: pe $n is not in the context's team \\(PEs 0\\.\\.$((n - 1))\\)" \
+        env T_SH_BAD_TEAM_PE=1 "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_rma"
+done
+
 # OpenSHMEM's environment variables stand for symrail's.
 run_case "SHMEM_VERSION prints the version" 0 '^symrail [0-9.]+ \(OpenSHMEM 1\.6\)' \
     env SHMEM_VERSION=1 "$SYMRUN" -n 2 --timeout 60 "$S/t_sh_rma"

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/team.h"  /* a team made by hand, until the teams' calls exist */
+
 static int me, npes;
 
 #define CHECK(c, ...)                                                                  \
@@ -197,6 +199,39 @@ static void test_contexts(void)
     shmem_ctx_destroy(c);
 }
 
+/* A team context numbers PEs in its team: here the world reversed. */
+static void test_team_ctx(void)
+{
+    static int world[64];
+    for (int i = 0; i < npes; i++)
+        world[i] = npes - 1 - i;
+    static struct sr_team rev;
+    rev.size = npes;
+    rev.my_pe = npes - 1 - me;
+    rev.world = world;
+    int *x = shmem_malloc(64 * sizeof(int));
+    for (int i = 0; i < 64; i++)
+        x[i] = -1;
+    shmem_ctx_t c;
+    shmem_team_t t;
+    CHECK(shmem_team_create_ctx(&rev, SHMEM_CTX_PRIVATE, &c) == 0, "team_create_ctx");
+    CHECK(shmem_ctx_get_team(c, &t) == 0 && t == &rev, "ctx_get_team of a team context");
+    bar();
+    shmem_ctx_int_p(c, x + me, me, 0);  /* team PE 0 is world PE npes-1 */
+    shmem_ctx_quiet(c);
+    bar();
+    for (int i = 0; i < npes; i++)
+        CHECK(x[i] == (me == npes - 1 ? i : -1), "team ctx put [%d] = %d", i, x[i]);
+    CHECK(shmem_ctx_int_g(c, x + 1 % npes, 0) == (npes > 1 ? 1 : 0), "team ctx get");
+    bar();
+    shmem_ctx_destroy(c);
+    shmem_free(x);
+    if (getenv("T_SH_BAD_TEAM_PE")) {  /* run_shmem.sh: a PE outside the team */
+        CHECK(shmem_team_create_ctx(&rev, 0, &c) == 0, "team_create_ctx");
+        shmem_ctx_int_p(c, (int *)shmem_malloc(8), 1, npes);
+    }
+}
+
 int main(void)
 {
     int flag = -1, maj, min, prov;
@@ -220,6 +255,7 @@ int main(void)
     test_sized();
     test_memory();
     test_contexts();
+    test_team_ctx();
     shmem_fence();
 
     shmem_finalize();
