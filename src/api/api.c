@@ -72,12 +72,10 @@ int sr_api_ctx_check(const char *fn, const sr_ctx_t *ctx, int store)
 
 static symrail_status_t sr_api_init(const char *fn, int level)
 {
+    (void)fn;
     if (sr_rt.state == SR_STATE_UP)
         return SYMRAIL_OK;  /* OpenSHMEM allows repeated initialization */
-    if (sr_rt.state == SR_STATE_DOWN) {
-        sr_error("%s: the library cannot be initialized again after finalize", fn);
-        return SYMRAIL_ERR_STATE;
-    }
+    /* ... and, since 1.6, initialization again after finalize. */
     return sr_core_init(level);
 }
 

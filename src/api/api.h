@@ -28,7 +28,7 @@ __attribute__((noreturn)) void sr_api_fatal(const char *fn, symrail_status_t st)
  * (under its lock, if it has one). */
 __attribute__((cold)) int sr_api_ctx_check(const char *fn, const sr_ctx_t *ctx, int store);
 
-static inline int sr_api_pe_ok(const char *fn, int pe)
+static inline __attribute__((always_inline)) int sr_api_pe_ok(const char *fn, int pe)
 {
     if (sr_likely(pe >= 0 && pe < sr_rt.n_pes))
         return 1;
@@ -46,7 +46,7 @@ __attribute__((noinline)) uint64_t sr_api_sym_other(const char *fn, const char *
 /* [addr, addr+len) lies in the user part of the symmetric heap: the first
  * test of the data paths, which take anything else out of line (a call
  * that the fast path returns through would make it save registers). */
-static inline int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
+static inline __attribute__((always_inline)) int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
 {
     uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
@@ -69,7 +69,7 @@ static inline int sr_api_is_sym(const void *addr, uint64_t *off_p)
 
 /* [addr, addr+len) must lie in the user part of the symmetric heap or in the
  * symmetric data segment. */
-static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
+static inline __attribute__((always_inline)) int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
                                 uint64_t *off_p)
 {
     if (sr_likely(sr_api_in_heap(addr, len, off_p)))
@@ -80,7 +80,7 @@ static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *add
 }
 
 /* The private buffer of a put or get must at least not wrap around. */
-static inline int sr_api_buf_ok(const char *fn, const char *arg, const void *addr, size_t len)
+static inline __attribute__((always_inline)) int sr_api_buf_ok(const char *fn, const char *arg, const void *addr, size_t len)
 {
     if (sr_likely(addr != NULL && (uintptr_t)addr + len >= (uintptr_t)addr) || len == 0)
         return 1;

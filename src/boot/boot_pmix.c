@@ -16,6 +16,7 @@ struct sr_boot {
     pmix_proc_t    myproc;
     int            pmix_up;
     int            timeout_s;   /* PMIX_TIMEOUT for fences; 0: none */
+    unsigned       exchanges;   /* blobs published so far: each under a key of its own */
 };
 
 static symrail_status_t sr_boot_status(pmix_status_t rc)
@@ -271,7 +272,11 @@ symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
         value.type = PMIX_BYTE_OBJECT;
         value.data.bo.bytes = (char *)blob;
         value.data.bo.size = len;
-        rc = PMIx_Put(PMIX_GLOBAL, SR_BOOT_KEY, &value);
+        /* A library started again after finalize publishes anew; the old
+         * values may still be cached by the peers, so the key changes. */
+        char key[PMIX_MAX_KEYLEN + 1];
+        snprintf(key, sizeof(key), "%s.%u", SR_BOOT_KEY, boot->exchanges);
+        rc = PMIx_Put(PMIX_GLOBAL, key, &value);
         if (rc == PMIX_SUCCESS)
             rc = PMIx_Commit();
         if (rc != PMIX_SUCCESS) {
@@ -299,7 +304,9 @@ symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
         pmix_proc_t proc;
         pmix_value_t *val = NULL;
         PMIX_LOAD_PROCID(&proc, boot->myproc.nspace, (pmix_rank_t)r);
-        pmix_status_t rc = PMIx_Get(&proc, SR_BOOT_KEY, NULL, 0, &val);
+        char key[PMIX_MAX_KEYLEN + 1];
+        snprintf(key, sizeof(key), "%s.%u", SR_BOOT_KEY, boot->exchanges);
+        pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, &val);
         if (rc != PMIX_SUCCESS || val->type != PMIX_BYTE_OBJECT) {
             sr_error("reading the connection blob of PE %d through PMIx failed: %s", r,
                      PMIx_Error_string(rc));
@@ -315,6 +322,7 @@ symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
         val->data.bo.size = 0;
         PMIX_VALUE_RELEASE(val);
     }
+    boot->exchanges++;
     *blobs_p = blobs;
     *lens_p = lens;
     return SYMRAIL_OK;

@@ -375,13 +375,19 @@ static int sr_oversubscribed(const sr_boot_info_t *bi)
     return cpus > 0 && bi->local_size > cpus;
 }
 
+static void sr_boot_at_exit(void)
+{
+    sr_boot_fini(sr_rt.boot);
+    sr_rt.boot = NULL;
+}
+
 symrail_status_t sr_core_init(int thread_level)
 {
     extern char **environ;
     symrail_status_t st;
 
     sr_log_setup(SR_LOG_WARN);
-    st = sr_env_load(getenv, &sr_rt.env);
+    st = sr_env_load(sr_env_getenv, &sr_rt.env);
     if (st != SYMRAIL_OK)
         return st;
     sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_rt.env.log));
@@ -390,9 +396,16 @@ symrail_status_t sr_core_init(int thread_level)
     if (st != SYMRAIL_OK)
         goto err_env;
 
-    st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
-    if (st != SYMRAIL_OK)
-        goto err_env;
+    /* The launcher's connection outlives a finalize, so the library may
+     * start again in the same process (OpenSHMEM 1.6); it closes at exit. */
+    if (sr_rt.boot == NULL) {
+        st = sr_boot_init(sr_rt.env.op_timeout, &sr_rt.boot);
+        if (st != SYMRAIL_OK)
+            goto err_env;
+        static int at_exit;
+        if (!at_exit++)
+            atexit(sr_boot_at_exit);
+    }
     const sr_boot_info_t *bi = sr_boot_info(sr_rt.boot);
     sr_rt.my_pe = bi->rank;
     sr_rt.n_pes = bi->size;
@@ -436,6 +449,15 @@ symrail_status_t sr_core_init(int thread_level)
     sr_rt.state = SR_STATE_UP;
     sr_info("initialized: PE %d of %d, heap %zu bytes", sr_rt.my_pe, sr_rt.n_pes,
             sr_rt.heap_size);
+    if (sr_rt.my_pe == 0 && (sr_rt.env.print_version || sr_rt.env.print_info))
+        printf("symrail %s (OpenSHMEM 1.6)\n", SYMRAIL_VERSION_STRING);
+    if (sr_rt.my_pe == 0 && sr_rt.env.print_info) {
+        printf("environment variables (OpenSHMEM's SHMEM_SYMMETRIC_SIZE, SHMEM_DEBUG, "
+               "SHMEM_VERSION, SHMEM_INFO set those they stand for):\n");
+        sr_env_print(stdout, sr_env_getenv);
+    }
+    if (sr_rt.my_pe == 0)
+        fflush(stdout);
     return SYMRAIL_OK;
 
 err_teardown:
@@ -522,8 +544,6 @@ symrail_status_t sr_core_finalize(void)
     if (sr_rt.env.stats)
         sr_stats_print();
     sr_teardown();
-    sr_boot_fini(sr_rt.boot);
-    sr_rt.boot = NULL;
     sr_env_release(&sr_rt.env);
     sr_rt.state = SR_STATE_DOWN;
     sr_rt.my_pe = sr_rt.n_pes = -1;

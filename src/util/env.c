@@ -277,3 +277,31 @@ void sr_env_print(FILE *out, char *(*getenv_fn)(const char *))
                 cur ? (hidden ? "(hidden)" : cur) : "", d->help);
     }
 }
+
+/* OpenSHMEM's variable for a SYMRAIL_ one, and the value it stands for
+ * (NULL: its own value). */
+static const struct {
+    const char *name, *shmem, *value;
+} sr_env_aliases[] = {
+    {"SYMRAIL_HEAP_SIZE", "SHMEM_SYMMETRIC_SIZE", NULL},
+    {"SYMRAIL_LOG", "SHMEM_DEBUG", "debug"},
+    {"SYMRAIL_PRINT_VERSION", "SHMEM_VERSION", "1"},
+    {"SYMRAIL_PRINT_INFO", "SHMEM_INFO", "1"},
+};
+
+char *sr_env_getenv(const char *name)
+{
+    char *v = getenv(name);
+    if (v != NULL)
+        return v;
+    for (size_t i = 0; i < sizeof(sr_env_aliases) / sizeof(sr_env_aliases[0]); i++) {
+        if (strcmp(name, sr_env_aliases[i].name) != 0)
+            continue;
+        v = getenv(sr_env_aliases[i].shmem);
+        /* SHMEM_DEBUG=0 (or empty) asks for nothing. */
+        if (v == NULL || (sr_env_aliases[i].value && (v[0] == '\0' || strcmp(v, "0") == 0)))
+            return NULL;
+        return sr_env_aliases[i].value ? (char *)sr_env_aliases[i].value : v;
+    }
+    return NULL;
+}

@@ -49,5 +49,10 @@ void sr_env_release(sr_env_t *env);
  * returns how many there were. */
 int sr_env_warn_unknown(char **envp);
 void sr_env_print(FILE *out, char *(*getenv_fn)(const char *));
+/* getenv, plus OpenSHMEM's names for some variables: SHMEM_SYMMETRIC_SIZE
+ * (SYMRAIL_HEAP_SIZE), SHMEM_DEBUG (SYMRAIL_LOG=debug), SHMEM_VERSION and
+ * SHMEM_INFO (SYMRAIL_PRINT_VERSION, _INFO).  The SYMRAIL_ name wins when
+ * both are set. */
+char *sr_env_getenv(const char *name);
 
 #endif

@@ -67,3 +67,7 @@ SR_ENV(tcp_max_ops,   SYMRAIL_TCP_MAX_OPS,   UINT,   "1024", "1..1048576",
        "Requests in flight per TCP connection before slices wait")
 SR_ENV(tcp_addr_file, SYMRAIL_TCP_ADDR_FILE, STRING, "", "*",
        "Testing only: every PE writes its TCP listening addresses (ip:port lines) to FILE.<pe>")
+SR_ENV(print_version, SYMRAIL_PRINT_VERSION, BOOL,   "0", "0..1",
+       "PE 0 prints the library's version at init (OpenSHMEM's SHMEM_VERSION sets it)")
+SR_ENV(print_info,    SYMRAIL_PRINT_INFO,    BOOL,   "0", "0..1",
+       "PE 0 prints the version and every variable of this table at init (OpenSHMEM's SHMEM_INFO sets it)")

@@ -1,0 +1,72 @@
+/*
+ * Bad input to the OpenSHMEM calls: the last PE makes the call named by
+ * argv[1], the others wait in a barrier; the job must end with a message
+ * naming the call and the argument (run_shmem.sh checks both).
+ */
+#define SHMEMX_NO_DEPRECATION_WARNINGS
+#include <shmem.h>
+#include <symrail.h>
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    long stackv = 0, src[4] = {0};
+    if (strcmp(c, "before_init") == 0) {
+        shmem_long_p(&stackv, 1, 0);
+        return 0;
+    }
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    long *sym = shmem_malloc(16 * sizeof(long));
+    shmem_ctx_t ctx;
+    symrail_barrier_all();
+    if (me == n - 1) {
+        if (strcmp(c, "pe") == 0)
+            shmem_long_put(sym, src, 1, n);
+        else if (strcmp(c, "negpe") == 0)
+            shmem_int_g((int *)sym, -1);
+        else if (strcmp(c, "dest") == 0)
+            shmem_long_put(&stackv, src, 1, 0);
+        else if (strcmp(c, "source") == 0)
+            shmem_getmem(src, &stackv, 8, 0);
+        else if (strcmp(c, "past_end") == 0)
+            shmem_putmem(sym, src, (size_t)1 << 40, 0);
+        else if (strcmp(c, "stride") == 0)
+            shmem_long_iput(sym, src, -1, 1, 2, 0);
+        else if (strcmp(c, "bstride") == 0)
+            shmem_ctx_double_ibget(SHMEM_CTX_DEFAULT, (double *)src, (double *)sym, 1, -2, 1, 2, 0);
+        else if (strcmp(c, "ctx_invalid") == 0)
+            shmem_ctx_long_p(SHMEM_CTX_INVALID, sym, 1, 0);
+        else if (strcmp(c, "ctx_destroyed") == 0) {
+            shmem_ctx_create(0, &ctx);
+            shmem_ctx_destroy(ctx);
+            shmem_ctx_putmem(ctx, sym, src, 8, 0);
+        } else if (strcmp(c, "nostore") == 0) {
+            shmem_ctx_create(SHMEM_CTX_NOSTORE, &ctx);
+            shmem_ctx_long_put(ctx, sym, src, 1, 0);
+        } else if (strcmp(c, "destroy_default") == 0)
+            shmem_ctx_destroy(SHMEM_CTX_DEFAULT);
+        else if (strcmp(c, "options") == 0)
+            shmem_ctx_create(1L << 20, &ctx);
+        else if (strcmp(c, "free") == 0)
+            shmem_free(sym + 1);
+        else if (strcmp(c, "align") == 0)
+            shmem_align(3, 64);
+        else if (strcmp(c, "hints") == 0)
+            shmem_malloc_with_hints(64, 1L << 20);
+        else if (strcmp(c, "ptr_pe") == 0)
+            shmem_ptr(sym, n + 5);
+        else if (strcmp(c, "nelems") == 0)
+            shmem_long_get(src, sym, SIZE_MAX / 2, 0);
+        else
+            printf("unknown case '%s'\n", c);
+        printf("FAIL: %s returned\n", c);
+        return 1;
+    }
+    symrail_barrier_all();  /* never reached: the job ends first */
+    printf("FAIL: PE %d passed the barrier\n", me);
+    return 1;
+}
