@@ -29,6 +29,10 @@ else
     result "tcp: a failed atomic is logged once" "$lines error lines"
 fi
 
+for n in 1 2 3 4; do
+    run_case "tcp: t_amo -n $n" 0 '^ok: atomics of both widths' \
+        "$SYMRUN" -n "$n" --timeout 120 "$T/t_amo"
+done
 for n in 2 4; do
     for t in t_rma t_signal t_notify t_atomic t_heap t_badinput t_storm; do
         run_case "tcp: $t -n $n" 0 '^ok: ' "$SYMRUN" -n "$n" --timeout 300 "$T/$t"
