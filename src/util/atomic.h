@@ -34,16 +34,16 @@ enum {
 };
 
 #define SR_CPU_AMO_CASES(_w, _T)                                                              \
-    case SR_CPU_AMO_FETCH | (_w):                                                             \
-        old = __atomic_load_n((_T *)t, __ATOMIC_ACQUIRE);                                     \
-        break;                                                                                \
-    case SR_CPU_AMO_SET | (_w):                                                               \
-        __atomic_store_n((_T *)t, (_T)operand, __ATOMIC_RELEASE);                             \
-        old = 0;                                                                              \
-        break;                                                                                \
     case SR_CPU_AMO_ADD | (_w):                                                               \
         old = __atomic_fetch_add((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
         break;                                                                                \
+    case SR_CPU_AMO_FETCH | (_w):                                                             \
+        *old_p = __atomic_load_n((_T *)t, __ATOMIC_ACQUIRE);                                  \
+        return SR_CPU_AMO_READ;                                                               \
+    case SR_CPU_AMO_SET | (_w):                                                               \
+        __atomic_store_n((_T *)t, (_T)operand, __ATOMIC_RELEASE);                             \
+        *old_p = 0;                                                                           \
+        return SR_CPU_AMO_STORE;                                                              \
     case SR_CPU_AMO_SWAP | (_w):                                                              \
         old = __atomic_exchange_n((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                    \
         break;                                                                                \
@@ -64,20 +64,29 @@ enum {
         old = __atomic_fetch_xor((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
         break;
 
-/* Applies `op` to the word at t (aligned to its width); 0 when op is not
- * one of the kinds above, with or without SR_CPU_AMO_W32. */
+/* What an atomic did to its word, for a transport that wakes the waiters
+ * of writes. */
+enum { SR_CPU_AMO_INVALID = 0, SR_CPU_AMO_READ, SR_CPU_AMO_STORE, SR_CPU_AMO_RMW };
+
+/* Applies `op` to the word at t (aligned to its width); SR_CPU_AMO_INVALID
+ * when op is not one of the kinds above, with or without SR_CPU_AMO_W32. */
 static inline int sr_cpu_amo(void *t, int op, uint64_t operand, uint64_t compare,
                              uint64_t *old_p)
 {
     uint64_t old;
+    /* Counters are the common case: no jump through the table for them. */
+    if (__builtin_expect(op == SR_CPU_AMO_ADD, 1)) {
+        *old_p = __atomic_fetch_add((uint64_t *)t, operand, __ATOMIC_ACQ_REL);
+        return SR_CPU_AMO_RMW;
+    }
     switch (op) {
     SR_CPU_AMO_CASES(0, uint64_t)
     SR_CPU_AMO_CASES(SR_CPU_AMO_W32, uint32_t)
     default:
-        return 0;
+        return SR_CPU_AMO_INVALID;
     }
     *old_p = old;
-    return 1;
+    return SR_CPU_AMO_RMW;
 }
 
 #undef SR_CPU_AMO_CASES

@@ -327,14 +327,14 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
 {
     uint64_t old;
     (void)lane, (void)comp;
-    if (!sr_cpu_amo(ep->base[region] + roff, op, operand, compare, &old))
+    int did = sr_cpu_amo(ep->base[region] + roff, op, operand, compare, &old);
+    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
         return SYMRAIL_ERR_UNSUPPORTED;
     if (result_p)
         *result_p = old;
-    sr_tl_amo_t kind = SR_TL_AMO_KIND(op);
-    if (kind == SR_TL_AMO_SET)
+    if (did == SR_CPU_AMO_STORE)
         sr_shm_kick(ep->hdr);
-    else if (kind != SR_TL_AMO_FETCH)
+    else if (did == SR_CPU_AMO_RMW)
         sr_shm_kick_rmw(ep->hdr);
     return SYMRAIL_OK;
 }
