@@ -42,7 +42,8 @@ static sr_ctx_t *sr_sh_amo_args(const char *fn, shmem_ctx_t uctx, const void *ta
             sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
         }
     }
-    if (!sr_api_pe_ok(fn, pe) || !sr_api_amo_ok(fn, "dest", target, width, off_p))
+    if (!sr_api_pe_ok(fn, pe) ||
+        !sr_api_amo_ok(fn, store ? "dest" : "source", target, width, off_p))
         sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
     *pe_p = pe;
     return ctx;
@@ -131,43 +132,55 @@ static inline void sr_sh_unbits(void *v, size_t width, uint64_t b)
                         sr_sh_bits(&value, sizeof(T)), 0, pe);                              \
     }
 #define SR_SH_FOP(N, T, OP, K)                                                              \
-    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                       \
+    static inline T sr_sh_##N##_##OP(const char *fn, shmem_ctx_t ctx, T *dest, T value,     \
+                                     int pe)                                                \
     {                                                                                       \
         T r;                                                                                \
-        sr_sh_unbits(&r, sizeof(T), sr_sh_amo("shmem_ctx_" #N "_" #OP, ctx, K, dest,        \
-                                              sizeof(T), sr_sh_bits(&value, sizeof(T)), 0, \
-                                              pe));                                         \
+        sr_sh_unbits(&r, sizeof(T), sr_sh_amo(fn, ctx, K, dest, sizeof(T),                  \
+                                              sr_sh_bits(&value, sizeof(T)), 0, pe));       \
         return r;                                                                           \
+    }                                                                                       \
+    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                       \
+    {                                                                                       \
+        return sr_sh_##N##_##OP("shmem_ctx_" #N "_" #OP, ctx, dest, value, pe);             \
     }                                                                                       \
     T shmem_##N##_##OP(T *dest, T value, int pe)                                            \
     {                                                                                       \
-        return shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, dest, value, pe);                    \
+        return sr_sh_##N##_##OP("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, dest, value, pe);   \
     }
 #define SR_SH_CSWAP(N, T, OP, K)                                                            \
-    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, T cond, T value, int pe)               \
+    static inline T sr_sh_##N##_##OP(const char *fn, shmem_ctx_t ctx, T *dest, T cond,      \
+                                     T value, int pe)                                       \
     {                                                                                       \
         T r;                                                                                \
         sr_sh_unbits(&r, sizeof(T),                                                         \
-                     sr_sh_amo("shmem_ctx_" #N "_" #OP, ctx, K, dest, sizeof(T),            \
-                               sr_sh_bits(&value, sizeof(T)), sr_sh_bits(&cond, sizeof(T)), \
-                               pe));                                                        \
+                     sr_sh_amo(fn, ctx, K, dest, sizeof(T), sr_sh_bits(&value, sizeof(T)),  \
+                               sr_sh_bits(&cond, sizeof(T)), pe));                          \
         return r;                                                                           \
+    }                                                                                       \
+    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, T cond, T value, int pe)               \
+    {                                                                                       \
+        return sr_sh_##N##_##OP("shmem_ctx_" #N "_" #OP, ctx, dest, cond, value, pe);       \
     }                                                                                       \
     T shmem_##N##_##OP(T *dest, T cond, T value, int pe)                                    \
     {                                                                                       \
-        return shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, dest, cond, value, pe);              \
+        return sr_sh_##N##_##OP("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, dest, cond, value,  \
+                                pe);                                                        \
     }
 #define SR_SH_FINC(N, T, OP, K)                                                             \
-    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, int pe)                                \
+    static inline T sr_sh_##N##_##OP(const char *fn, shmem_ctx_t ctx, T *dest, int pe)      \
     {                                                                                       \
         T r;                                                                                \
-        sr_sh_unbits(&r, sizeof(T),                                                         \
-                     sr_sh_amo("shmem_ctx_" #N "_" #OP, ctx, K, dest, sizeof(T), 1, 0, pe)); \
+        sr_sh_unbits(&r, sizeof(T), sr_sh_amo(fn, ctx, K, dest, sizeof(T), 1, 0, pe));      \
         return r;                                                                           \
+    }                                                                                       \
+    T shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, int pe)                                \
+    {                                                                                       \
+        return sr_sh_##N##_##OP("shmem_ctx_" #N "_" #OP, ctx, dest, pe);                    \
     }                                                                                       \
     T shmem_##N##_##OP(T *dest, int pe)                                                     \
     {                                                                                       \
-        return shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, dest, pe);                           \
+        return sr_sh_##N##_##OP("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, dest, pe);          \
     }
 #define SR_SH_INC(N, T, OP, K)                                                              \
     void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, int pe)                             \
@@ -176,7 +189,8 @@ static inline void sr_sh_unbits(void *v, size_t width, uint64_t b)
     }                                                                                       \
     void shmem_##N##_##OP(T *dest, int pe)                                                  \
     {                                                                                       \
-        shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, dest, pe);                                  \
+        (void)sr_sh_amo("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, K, dest, sizeof(T), 1, 0,   \
+                        pe);                                                                \
     }
 #define SR_SH_FETCH_NBI(N, T, OP, K)                                                        \
     void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *fetch, const T *source, int pe)           \
@@ -207,7 +221,8 @@ static inline void sr_sh_unbits(void *v, size_t width, uint64_t b)
     }                                                                                       \
     void shmem_##N##_##OP(T *fetch, T *dest, T cond, T value, int pe)                       \
     {                                                                                       \
-        shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, fetch, dest, cond, value, pe);              \
+        sr_sh_amo_nbi("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, K, fetch, dest, sizeof(T),    \
+                      sr_sh_bits(&value, sizeof(T)), sr_sh_bits(&cond, sizeof(T)), pe);     \
     }
 #define SR_SH_FINC_NBI(N, T, OP, K)                                                         \
     void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *fetch, T *dest, int pe)                   \
@@ -216,7 +231,8 @@ static inline void sr_sh_unbits(void *v, size_t width, uint64_t b)
     }                                                                                       \
     void shmem_##N##_##OP(T *fetch, T *dest, int pe)                                        \
     {                                                                                       \
-        shmem_ctx_##N##_##OP(SHMEM_CTX_DEFAULT, fetch, dest, pe);                           \
+        sr_sh_amo_nbi("shmem_" #N "_" #OP, SHMEM_CTX_DEFAULT, K, fetch, dest, sizeof(T), 1, \
+                      0, pe);                                                               \
     }
 
 /* X(SHAPE, TYPE-TABLE, OP, KIND): every atomic of the specification, once. */
