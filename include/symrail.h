@@ -227,6 +227,31 @@ symrail_status_t symrail_ctx_atomic_compare_swap(symrail_ctx_t ctx, uint64_t *ta
                                                  uint64_t cond, uint64_t value, int pe,
                                                  uint64_t *old_p);
 
+/* Atomics of every kind on words of 4 or 8 bytes (OpenSHMEM's are built on
+ * these).  `op` on the `width`-byte word `target` (4 or 8, aligned to its
+ * width) of `pe`: value and cond are taken in their low `width` bytes, and
+ * the old value (`width` bytes) is stored at old_p, which may be NULL when
+ * it is not wanted.  A 4-byte atomic leaves the other 4 bytes of its 8-byte
+ * word as they are.  The _nbi form returns once the operation is issued; it
+ * is complete, and *old_p written, when the next quiet of ctx returns
+ * (old_p must stay valid until then). */
+typedef enum {
+    SYMRAIL_AMO_FETCH,  /* old = *target */
+    SYMRAIL_AMO_SET,    /* *target = value */
+    SYMRAIL_AMO_ADD,    /* old = *target; *target += value */
+    SYMRAIL_AMO_SWAP,   /* old = *target; *target = value */
+    SYMRAIL_AMO_CSWAP,  /* old = *target; if (old == cond) *target = value */
+    SYMRAIL_AMO_AND,    /* old = *target; *target &= value */
+    SYMRAIL_AMO_OR,     /* old = *target; *target |= value */
+    SYMRAIL_AMO_XOR,    /* old = *target; *target ^= value */
+} symrail_amo_op_t;
+symrail_status_t symrail_ctx_atomic_op(symrail_ctx_t ctx, symrail_amo_op_t op, void *target,
+                                       size_t width, uint64_t value, uint64_t cond, int pe,
+                                       void *old_p);
+symrail_status_t symrail_ctx_atomic_op_nbi(symrail_ctx_t ctx, symrail_amo_op_t op,
+                                           void *target, size_t width, uint64_t value,
+                                           uint64_t cond, int pe, void *old_p);
+
 /* ---- counters --------------------------------------------------------- */
 #define SYMRAIL_STATS_MAX_RAILS 8
 

@@ -88,15 +88,23 @@ static inline __attribute__((always_inline)) int sr_api_buf_ok(const char *fn, c
     return 0;
 }
 
+/* The word of an atomic: `width` bytes of the symmetric heap, aligned to
+ * its width. */
+static inline int sr_api_amo_ok(const char *fn, const char *arg, const void *addr, size_t width,
+                                uint64_t *off_p)
+{
+    if (!sr_api_sym_ok(fn, arg, addr, width, off_p))
+        return 0;
+    if (sr_likely(((uintptr_t)addr & (width - 1)) == 0))
+        return 1;
+    sr_error("%s: %s %p is not aligned to %zu bytes", fn, arg, addr, width);
+    return 0;
+}
+
 static inline int sr_api_word_ok(const char *fn, const char *arg, const void *addr,
                                  uint64_t *off_p)
 {
-    if (!sr_api_sym_ok(fn, arg, addr, sizeof(uint64_t), off_p))
-        return 0;
-    if (sr_likely(((uintptr_t)addr & 7) == 0))
-        return 1;
-    sr_error("%s: %s %p is not aligned to 8 bytes", fn, arg, addr);
-    return 0;
+    return sr_api_amo_ok(fn, arg, addr, sizeof(uint64_t), off_p);
 }
 
 

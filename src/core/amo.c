@@ -14,11 +14,30 @@ typedef struct {
     int               pe;
     sr_tl_amo_t       op;
     uint64_t          roff, operand, compare;
-    sr_req_t         *req;
+    uint64_t         *result_p;  /* where the transport puts the fetched word */
+    sr_tl_comp_t     *comp;
     int               lane;
     int               own;  /* SET of a word only we write: the peer's own route */
+    int               amo_ep;  /* it went through the peer's atomics endpoint */
     symrail_status_t  st;
 } sr_amo_post_t;
+
+/*
+ * A non-blocking atomic in flight: counted in its context's nbi request and
+ * in its peer's inflight (fence and quiet wait for it), its fetched word
+ * lands here and goes to the caller's `fetch` (of `width` bytes) when it
+ * completes, so before the quiet that waits for it returns.  It lives in the
+ * context's slice pool.
+ */
+typedef struct {
+    sr_op_t   op;  /* first: the transport hands it back */
+    uint64_t  result;
+    void     *fetch;
+    int32_t   pe;
+    uint8_t   width;
+} sr_amo_nbi_t;
+
+_Static_assert(sizeof(sr_amo_nbi_t) <= sizeof(sr_slice_t), "an nbi atomic fits a slice");
 
 static int sr_amo_try(void *arg)
 {
@@ -30,6 +49,7 @@ static int sr_amo_try(void *arg)
     sr_cpeer_t *cp = &a->ctx->peers[a->pe];
     sr_lane_rr_t *rr = &cp->rr;
     int amo_ep = peer->amo_ep && !a->own;
+    a->amo_ep = amo_ep;
     if (amo_ep) {
         ops = peer->amo_ops;
         ep = peer->amo_ep;
@@ -55,9 +75,22 @@ static int sr_amo_try(void *arg)
     }
     a->st = a->lane < 0 ? SYMRAIL_ERR_TRANSPORT
                         : ops->atomic(ep, a->lane, a->op, SR_OFF_REGION(a->roff),
-                                      SR_OFF_IN(a->roff), a->operand, a->compare,
-                                      &a->req->result, &a->req->op.comp);
+                                      SR_OFF_IN(a->roff), a->operand, a->compare, a->result_p,
+                                      a->comp);
     return a->st != SYMRAIL_ERR_AGAIN;
+}
+
+/* Retried only while the transport says it posted nothing (no room, or a
+ * lane being repaired): an atomic that failed in flight may still have been
+ * applied, and applying it twice would be wrong.  Returns how the wait for
+ * room ended (it logs its own failure); what the transport returned is in
+ * a->st, for the caller to log. */
+static symrail_status_t sr_amo_post(sr_amo_post_t *a)
+{
+    if (sr_likely(sr_amo_try(a)))
+        return SYMRAIL_OK;
+    a->ctx->stats.backpressure_stalls++;
+    return sr_wait(a->ctx, sr_amo_try, a, 0, sr_rt.env.op_timeout, "atomic");
 }
 
 static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_tl_amo_t op,
@@ -68,18 +101,11 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
     sr_req_t *req = sr_req_get(ctx);
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
-    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, req, -1, own, SYMRAIL_OK };
-    symrail_status_t st = SYMRAIL_OK;
-    /* Retried only while the transport says it posted nothing (no room, or
-     * a lane being repaired): an atomic that failed in flight may still have
-     * been applied, and applying it twice would be wrong.  The wait logs its
-     * own failure; what the transport returns is logged here. */
-    if (!sr_amo_try(&a)) {
-        ctx->stats.backpressure_stalls++;
-        st = sr_wait(ctx, sr_amo_try, &a, 0, sr_rt.env.op_timeout, "atomic");
-        if (st != SYMRAIL_OK)
-            goto out;
-    }
+    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, &req->result, &req->op.comp, -1,
+                        own, 0, SYMRAIL_OK };
+    symrail_status_t st = sr_amo_post(&a);
+    if (st != SYMRAIL_OK)
+        goto out;  /* the wait said so */
     st = a.st;
     if (st == SR_TL_INPROGRESS) {
         req->remaining++;
@@ -111,6 +137,82 @@ symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t o
                                  compare, result_p, NULL);
     }
     return sr_amo_slow(ctx, op, roff, operand, compare, pe, 0, result_p);
+}
+
+static inline void sr_amo_store(void *fetch, unsigned width, uint64_t value)
+{
+    if (width == 4)
+        *(uint32_t *)fetch = (uint32_t)value;
+    else
+        *(uint64_t *)fetch = value;
+}
+
+static void sr_amo_nbi_done(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    sr_amo_nbi_t *n = (sr_amo_nbi_t *)(void *)comp;
+    if (sr_op_defer(&n->op, status))
+        return;
+    sr_ctx_t *ctx = n->op.ctx;
+    ctx->peers[n->pe].inflight--;
+    if (status == SYMRAIL_OK && n->fetch)
+        sr_amo_store(n->fetch, n->width, n->result);
+    else if (status != SYMRAIL_OK && ctx->nbi.status == SYMRAIL_OK)  /* once per quiet */
+        sr_error("non-blocking atomic on PE %d failed: %s", n->pe, symrail_strerror(status));
+    sr_req_complete(&ctx->nbi, status);
+    sr_pool_put(&ctx->slices, n);
+}
+
+symrail_status_t sr_amo_nbi(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
+                            uint64_t compare, int pe, void *fetch)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    unsigned width = SR_TL_AMO_WIDTH(op);
+    uint64_t old;
+    symrail_status_t st;
+    ctx->stats.atomics++;
+    if (peer->amo_direct) {
+        st = peer->ops->atomic(peer->ep, 0, op, SR_OFF_REGION(roff), SR_OFF_IN(roff), operand,
+                               compare, &old, NULL);
+        if (st == SYMRAIL_OK && fetch)
+            sr_amo_store(fetch, width, old);
+        return st;
+    }
+    sr_amo_nbi_t *n = sr_pool_get(&ctx->slices);
+    if (sr_unlikely(n == NULL))
+        return SYMRAIL_ERR_NOMEM;
+    n->op.comp.cb = sr_amo_nbi_done;
+    n->op.comp.flags = 0;
+    n->op.ctx = ctx;
+    n->op.deferred = 0;
+    n->op.done_status = SYMRAIL_OK;
+    n->fetch = fetch;
+    n->pe = pe;
+    n->width = (uint8_t)width;
+    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, &n->result, &n->op.comp, -1, 0, 0,
+                        SYMRAIL_OK };
+    st = sr_amo_post(&a);
+    if (st != SYMRAIL_OK) {
+        sr_pool_put(&ctx->slices, n);
+        return st;  /* the wait said so */
+    }
+    st = a.st;
+    if (st == SR_TL_INPROGRESS) {
+        sr_cpeer_t *cp = &ctx->peers[pe];
+        cp->inflight++;
+        ctx->nbi.remaining++;
+        /* A lane of the atomics endpoint is none of the peer's lanes: a
+         * fence waits for it rather than trust an order. */
+        sr_peer_note(ctx, cp, pe, a.lane);
+        if (a.amo_ep)
+            cp->fence_lane = SR_LANE_MANY;
+        return SYMRAIL_OK;
+    }
+    if (st == SYMRAIL_OK && fetch)
+        sr_amo_store(fetch, width, n->result);
+    else if (st != SYMRAIL_OK)
+        sr_error("non-blocking atomic on PE %d failed: %s", pe, symrail_strerror(st));
+    sr_pool_put(&ctx->slices, n);
+    return st;
 }
 
 symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, int pe)

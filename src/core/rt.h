@@ -372,8 +372,15 @@ static inline symrail_status_t sr_rma(sr_ctx_t *ctx, int is_put, void *local, ui
     }
     return sr_rma_net(ctx, is_put, local, roff, len, pe, blocking);
 }
+/* An atomic of kind and width `op` (tl.h) on the word at roff of pe's heap;
+ * *result_p (may be NULL where nothing is fetched) receives the old value,
+ * zero-extended. */
 symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
                         uint64_t compare, int pe, uint64_t *result_p);
+/* The same, not waiting: complete at the next quiet of ctx, when the fetched
+ * word (SR_TL_AMO_WIDTH(op) bytes; fetch NULL: none wanted) is in *fetch. */
+symrail_status_t sr_amo_nbi(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t operand,
+                            uint64_t compare, int pe, void *fetch);
 /* SET of a word that only this PE ever writes (barrier flags): no other
  * provider touches it, so it may take the peer's fastest route. */
 symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, int pe);

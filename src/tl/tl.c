@@ -15,7 +15,10 @@ const sr_tl_ops_t *const sr_tl_all[] = {
 _Static_assert((int)SR_TL_AMO_FETCH == SR_CPU_AMO_FETCH && (int)SR_TL_AMO_SET == SR_CPU_AMO_SET &&
                    (int)SR_TL_AMO_ADD == SR_CPU_AMO_ADD &&
                    (int)SR_TL_AMO_SWAP == SR_CPU_AMO_SWAP &&
-                   (int)SR_TL_AMO_CSWAP == SR_CPU_AMO_CSWAP,
+                   (int)SR_TL_AMO_CSWAP == SR_CPU_AMO_CSWAP &&
+                   (int)SR_TL_AMO_AND == SR_CPU_AMO_AND && (int)SR_TL_AMO_OR == SR_CPU_AMO_OR &&
+                   (int)SR_TL_AMO_XOR == SR_CPU_AMO_XOR &&
+                   (int)SR_TL_AMO_W32 == SR_CPU_AMO_W32,
                "sr_tl_amo_t and util/atomic.h number the kinds alike");
 
 const size_t sr_tl_nall = sizeof(sr_tl_all) / sizeof(sr_tl_all[0]);

@@ -59,13 +59,26 @@ typedef struct sr_tl_comp {
 
 #define SR_TL_COMP_MORE 1u
 
+/* An atomic: a kind, and the width of the word.  Without SR_TL_AMO_W32 the
+ * word is 8 bytes, aligned to 8; with it, 4 bytes aligned to 4, whose
+ * neighbour in the same 8 bytes keeps its value (operand and compare in the
+ * low 32 bits, the result zero-extended).  The width travels in the kind so
+ * that a 64-bit atomic costs no more than before. */
 typedef enum {
     SR_TL_AMO_FETCH,   /* result = *target */
     SR_TL_AMO_SET,     /* *target = operand */
     SR_TL_AMO_ADD,     /* result = *target; *target += operand */
     SR_TL_AMO_SWAP,    /* result = *target; *target = operand */
     SR_TL_AMO_CSWAP,   /* result = *target; if (result == compare) *target = operand */
+    SR_TL_AMO_AND,     /* result = *target; *target &= operand */
+    SR_TL_AMO_OR,      /* result = *target; *target |= operand */
+    SR_TL_AMO_XOR,     /* result = *target; *target ^= operand */
+    SR_TL_AMO_W32 = 8, /* flag: on a 4-byte word */
 } sr_tl_amo_t;
+
+#define SR_TL_AMO_NKINDS 16  /* kinds and flag: every value below this is valid */
+#define SR_TL_AMO_KIND(op) ((sr_tl_amo_t)((unsigned)(op) & 7u))
+#define SR_TL_AMO_WIDTH(op) (((unsigned)(op) & SR_TL_AMO_W32) ? 4u : 8u)
 
 /* Called by a transport's progress for every notification message received.
  * The slot the message came in stays taken (its credit does not go back to
@@ -147,7 +160,9 @@ typedef struct sr_tl_ops {
                             uint64_t roff, size_t len, sr_tl_comp_t *comp);
     symrail_status_t (*get)(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region, uint64_t roff,
                             size_t len, sr_tl_comp_t *comp);
-    /* result_p may be NULL for SET and ADD. */
+    /* result_p may be NULL for SET, ADD, AND, OR and XOR; it receives 8
+     * bytes whatever the width.  Every kind of both widths is supported
+     * (a transport builds what its device lacks from what it has). */
     symrail_status_t (*atomic)(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, uint32_t region,
                                uint64_t roff, uint64_t operand, uint64_t compare,
                                uint64_t *result_p, sr_tl_comp_t *comp);

@@ -1,5 +1,5 @@
 /*
- * CPU atomics on a 64-bit symmetric word, for every transport that applies
+ * CPU atomics on a 64- or 32-bit symmetric word, for every transport that applies
  * them with the CPU (shm on a peer's mapping, the TCP target on its own
  * heap).  One switch, so all of them order memory alike.
  *
@@ -10,7 +10,7 @@
  *    sees what the writer stored before it set the flag;
  *  - SET releases: the data written before it is visible to whoever sees the
  *    new value;
- *  - ADD, SWAP and CSWAP acquire and release (locks and counters are built
+ *  - ADD, SWAP, CSWAP, AND, OR and XOR acquire and release (locks and counters are built
  *    from them); a failed CSWAP still acquires, as it reads the word like
  *    FETCH does.
  * Nothing here is sequentially consistent: ordering against other words is
@@ -27,36 +27,68 @@ enum {
     SR_CPU_AMO_ADD,    /* old = *t; *t += operand */
     SR_CPU_AMO_SWAP,   /* old = *t; *t = operand */
     SR_CPU_AMO_CSWAP,  /* old = *t; if (old == compare) *t = operand */
+    SR_CPU_AMO_AND,    /* old = *t; *t &= operand */
+    SR_CPU_AMO_OR,     /* old = *t; *t |= operand */
+    SR_CPU_AMO_XOR,    /* old = *t; *t ^= operand */
+    SR_CPU_AMO_W32 = 8, /* flag: t is a 4-byte word (operands truncated, old zero-extended) */
 };
 
-/* Applies `op` to *t; 0 when op is not one of the kinds above. */
-static inline int sr_cpu_amo(uint64_t *t, int op, uint64_t operand, uint64_t compare,
+#define SR_CPU_AMO_CASES(_w, _T)                                                              \
+    case SR_CPU_AMO_ADD | (_w):                                                               \
+        old = __atomic_fetch_add((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
+        break;                                                                                \
+    case SR_CPU_AMO_FETCH | (_w):                                                             \
+        *old_p = __atomic_load_n((_T *)t, __ATOMIC_ACQUIRE);                                  \
+        return SR_CPU_AMO_READ;                                                               \
+    case SR_CPU_AMO_SET | (_w):                                                               \
+        __atomic_store_n((_T *)t, (_T)operand, __ATOMIC_RELEASE);                             \
+        *old_p = 0;                                                                           \
+        return SR_CPU_AMO_STORE;                                                              \
+    case SR_CPU_AMO_SWAP | (_w):                                                              \
+        old = __atomic_exchange_n((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                    \
+        break;                                                                                \
+    case SR_CPU_AMO_CSWAP | (_w): {                                                           \
+        _T expect = (_T)compare;                                                              \
+        __atomic_compare_exchange_n((_T *)t, &expect, (_T)operand, 0, __ATOMIC_ACQ_REL,       \
+                                    __ATOMIC_ACQUIRE);                                        \
+        old = expect;                                                                         \
+        break;                                                                                \
+    }                                                                                         \
+    case SR_CPU_AMO_AND | (_w):                                                               \
+        old = __atomic_fetch_and((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
+        break;                                                                                \
+    case SR_CPU_AMO_OR | (_w):                                                                \
+        old = __atomic_fetch_or((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                      \
+        break;                                                                                \
+    case SR_CPU_AMO_XOR | (_w):                                                               \
+        old = __atomic_fetch_xor((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
+        break;
+
+/* What an atomic did to its word, for a transport that wakes the waiters
+ * of writes. */
+enum { SR_CPU_AMO_INVALID = 0, SR_CPU_AMO_READ, SR_CPU_AMO_STORE, SR_CPU_AMO_RMW };
+
+/* Applies `op` to the word at t (aligned to its width); SR_CPU_AMO_INVALID
+ * when op is not one of the kinds above, with or without SR_CPU_AMO_W32. */
+static inline int sr_cpu_amo(void *t, int op, uint64_t operand, uint64_t compare,
                              uint64_t *old_p)
 {
     uint64_t old;
+    /* Counters are the common case: no jump through the table for them. */
+    if (__builtin_expect(op == SR_CPU_AMO_ADD, 1)) {
+        *old_p = __atomic_fetch_add((uint64_t *)t, operand, __ATOMIC_ACQ_REL);
+        return SR_CPU_AMO_RMW;
+    }
     switch (op) {
-    case SR_CPU_AMO_FETCH:
-        old = __atomic_load_n(t, __ATOMIC_ACQUIRE);
-        break;
-    case SR_CPU_AMO_SET:
-        __atomic_store_n(t, operand, __ATOMIC_RELEASE);
-        old = 0;
-        break;
-    case SR_CPU_AMO_ADD:
-        old = __atomic_fetch_add(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_CPU_AMO_SWAP:
-        old = __atomic_exchange_n(t, operand, __ATOMIC_ACQ_REL);
-        break;
-    case SR_CPU_AMO_CSWAP:
-        old = compare;
-        __atomic_compare_exchange_n(t, &old, operand, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        break;
+    SR_CPU_AMO_CASES(0, uint64_t)
+    SR_CPU_AMO_CASES(SR_CPU_AMO_W32, uint32_t)
     default:
-        return 0;
+        return SR_CPU_AMO_INVALID;
     }
     *old_p = old;
-    return 1;
+    return SR_CPU_AMO_RMW;
 }
+
+#undef SR_CPU_AMO_CASES
 
 #endif

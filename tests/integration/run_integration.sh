@@ -3,6 +3,17 @@
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
+for n in 1 2 3 4; do
+    run_case "t_amo -n $n" 0 '^ok: atomics of both widths' "$SYMRUN" -n "$n" --timeout 120 "$T/t_amo"
+    run_case "t_shmem_amo -n $n" 0 '^ok: shmem atomics' \
+        "$SYMRUN" -n "$n" --timeout 120 "$T/t_shmem_amo"
+done
+for bad in "pe|shmem_int_atomic_add: pe [0-9]+ is out of range" \
+    "misaligned|shmem_long_atomic_fetch_add: dest 0x[0-9a-f]+ is not aligned to 8 bytes" \
+    "local|shmem_ctx_int_atomic_fetch_inc: dest 0x[0-9a-f]+ is not in the symmetric heap"; do
+    run_case "shmem atomic with a bad ${bad%%|*} ends the job" nonzero "${bad#*|}" \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_shmem_amo" "${bad%%|*}"
+done
 for n in 2 4; do
     for t in t_rma t_signal t_notify t_atomic t_heap t_badinput t_storm; do
         run_case "$t -n $n" 0 '^ok: ' "$SYMRUN" -n "$n" --timeout 300 "$T/$t"

@@ -46,6 +46,13 @@ if ! grep -q 'atomics to 2 PE(s) of this node (this one included) go through ver
     sed 's/^/    | /' "$outdir/out" | grep -i atomic | tail -n 10
     nfail=$((nfail + 1))
 fi
+# 4-byte words, AND/OR/XOR, swap and non-blocking fetches: compare-swap
+# loops on the 8-byte word, atomic with the fetch-adds of the other PEs.
+run_case "atomics of both widths and every kind (compare-swap emulation)" 0 \
+    '^ok: atomics of both widths' "$SYMRUN" --timeout 400 -n 3 "$T/t_amo"
+run_case "atomics of both widths from shared-memory and verbs peers" 0 \
+    '^ok: atomics of both widths' env SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
+    "$SYMRUN" --timeout 400 -n 4 "$T/t_amo"
 # The transport's ops table from several threads at once (thread_multiple),
 # and the same program single-threaded.
 run_case "verbs ops from 4 threads plus a progress thread, every byte verified" 0 \

@@ -258,6 +258,61 @@ static void test_atomic_timeout_logged_once(void **state)
     assert_int_equal(n, 1);
 }
 
+/* An atomic the transport takes in flight; its 8-byte result is there
+ * before its completion, as a NIC's would be. */
+static symrail_status_t fake_atomic_queued(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op,
+                                           uint32_t region, uint64_t roff, uint64_t operand,
+                                           uint64_t compare, uint64_t *result_p,
+                                           sr_tl_comp_t *comp)
+{
+    (void)op, (void)operand, (void)compare;
+    symrail_status_t st = fake_rma(ep, lane, NULL, region, roff, 0, comp);
+    if (st == SR_TL_INPROGRESS && result_p)
+        *result_p = UINT64_C(0x1122334455667788) + roff;
+    return st;
+}
+
+/* A non-blocking fetching atomic: its result reaches the caller's 4 or 8
+ * bytes (and no more) when it completes, by the quiet that waits for it;
+ * one that fails in flight is the quiet's error, is not posted again, and
+ * leaves the caller's result alone. */
+static void test_atomic_nbi(void **state)
+{
+    (void)state;
+    const uint32_t G = 0xa5a5a5a5u;
+    uint32_t f[3] = { G, G, G };
+    uint64_t f64 = 0;
+    fake_ops.atomic = fake_atomic_queued;
+    fk.hold = 1;
+    assert_int_equal(sr_amo_nbi(C, (sr_tl_amo_t)(SR_TL_AMO_ADD | SR_TL_AMO_W32), 8, 1, 0, 0,
+                                &f[1]), SYMRAIL_OK);
+    assert_int_equal(sr_amo_nbi(C, SR_TL_AMO_SWAP, 16, 5, 0, 0, &f64), SYMRAIL_OK);
+    assert_int_equal(sr_amo_nbi(C, SR_TL_AMO_OR, 24, 5, 0, 0, NULL), SYMRAIL_OK);
+    assert_int_equal(f[1], G);  /* not before it completes */
+    assert_int_equal(C->peers[0].inflight, 3);  /* a fence waits for them */
+    assert_int_equal(C->nbi.remaining, 3);
+    fk.hold = 0;
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
+    assert_int_equal(f[1], 0x55667790u);
+    assert_int_equal(f[0], G);
+    assert_int_equal(f[2], G);
+    assert_true(f64 == UINT64_C(0x1122334455667798));
+    assert_int_equal(C->peers[0].inflight, 0);
+
+    f[1] = G;
+    fk.hold = 1;
+    assert_int_equal(sr_amo_nbi(C, (sr_tl_amo_t)(SR_TL_AMO_FETCH | SR_TL_AMO_W32), 8, 0, 0, 0,
+                                &f[1]), SYMRAIL_OK);
+    assert_int_equal(fk.nq, 1);
+    fk.failing_lane = fk.q[0].lane;
+    int posted = fk.posted[0] + fk.posted[1] + fk.posted[2];
+    fk.hold = 0;
+    assert_int_equal(sr_quiet(C), SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(fk.posted[0] + fk.posted[1] + fk.posted[2], posted);  /* never twice */
+    assert_int_equal(f[1], G);
+    assert_int_equal(sr_quiet(C), SYMRAIL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +330,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_local_completion_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence_waits_for_retried_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_atomic_nbi, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

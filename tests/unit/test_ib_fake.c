@@ -49,17 +49,43 @@ static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_wc ring[NWR];
 static unsigned ring_head, ring_tail;
 
+/* Atomics test: the fake NIC applies atomic WRs to `remote` (at
+ * FAKE_RADDR), and before the first WR of each operation another NIC may
+ * change the word (`meddle` is XORed into it once). */
+#define FAKE_RADDR 0x10000
+static uint64_t remote[4];
+static uint64_t meddle;
+static int amo_wrs;
+
+static void fake_amo(struct ibv_send_wr *wr)
+{
+    uint64_t *w = &remote[(wr->wr.atomic.remote_addr - FAKE_RADDR) / 8];
+    assert_int_equal(wr->wr.atomic.remote_addr % 8, 0);
+    *w ^= meddle;
+    meddle = 0;
+    uint64_t old = *w;
+    if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+        *w += wr->wr.atomic.compare_add;
+    else if (old == wr->wr.atomic.compare_add)
+        *w = wr->wr.atomic.swap;
+    *(uint64_t *)(uintptr_t)wr->sg_list[0].addr = old;
+    amo_wrs++;
+}
+
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     (void)bad;
     if (auto_complete) {
         pthread_mutex_lock(&fake_lock);
-        for (; wr; wr = wr->next)
+        for (; wr; wr = wr->next) {
+            if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+                fake_amo(wr);
             if (wr->send_flags & IBV_SEND_SIGNALED) {
                 assert_true(ring_tail - ring_head < NWR);
                 ring[ring_tail++ % NWR] = (struct ibv_wc){ .wr_id = wr->wr_id,
                                                            .status = IBV_WC_SUCCESS };
             }
+        }
         pthread_mutex_unlock(&fake_lock);
         return 0;
     }
@@ -312,6 +338,68 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
 }
 
+/* Every kind of both widths, built from fetch-add and compare-swap on the
+ * 8-byte word, against a model: with another NIC changing the word before
+ * each operation (so the first guess is wrong), the result is the value
+ * after that change, the operation applies to its own 4 bytes only, and
+ * the neighbour keeps what the other NIC wrote. */
+static void test_atomics_emulated(void **state)
+{
+    (void)state;
+    static const struct { sr_tl_amo_t kind; uint64_t operand, compare; } ops[] = {
+        { SR_TL_AMO_FETCH, 0, 0 },          { SR_TL_AMO_SET, 0x1122334455667788ull, 0 },
+        { SR_TL_AMO_ADD, 0xfffffffffull, 0 }, { SR_TL_AMO_SWAP, 0xa5a5a5a5a5a5a5a5ull, 0 },
+        { SR_TL_AMO_CSWAP, 7, 0 },          { SR_TL_AMO_AND, 0xff00ff00ff00ff00ull, 0 },
+        { SR_TL_AMO_OR, 0x0f0f0f0f0f0f0f0full, 0 }, { SR_TL_AMO_XOR, 0xffffffffffffffffull, 0 },
+    };
+    auto_complete = 1;
+    ring_head = ring_tail = 0;
+    ep->raddr[0] = FAKE_RADDR;
+    uint64_t seed = 88172645463325252ull;
+    for (int round = 0; round < 64; round++)
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+            for (int w32 = 0; w32 < 2; w32++)
+                for (int half = 0; half < 1 + w32; half++) {
+                    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                    remote[1] = seed;
+                    meddle = round & 1 ? seed * 0x9e3779b97f4a7c15ull : 0;
+                    uint64_t word = remote[1] ^ meddle;
+                    unsigned sh = (unsigned)half * 32;
+                    uint64_t mask = w32 ? 0xffffffffull : UINT64_MAX;
+                    uint64_t cur = (word >> sh) & mask, v = ops[i].operand & mask;
+                    uint64_t cmp = round & 2 ? cur : ops[i].compare;  /* hits, or misses */
+                    switch (ops[i].kind) {
+                    case SR_TL_AMO_ADD:   v = cur + v; break;
+                    case SR_TL_AMO_CSWAP: v = cur == cmp ? v : cur; break;
+                    case SR_TL_AMO_AND:   v = cur & v; break;
+                    case SR_TL_AMO_OR:    v = cur | v; break;
+                    case SR_TL_AMO_XOR:   v = cur ^ v; break;
+                    case SR_TL_AMO_FETCH: v = cur; break;
+                    default: break;
+                    }
+                    uint64_t want = (word & ~(mask << sh)) | ((v & mask) << sh);
+                    tcomp_t c;
+                    uint64_t result = 0xdeadbeef;
+                    tcomp_init(&c);
+                    sr_tl_amo_t op = (sr_tl_amo_t)(ops[i].kind | (w32 ? SR_TL_AMO_W32 : 0));
+                    amo_wrs = 0;
+                    assert_int_equal(sr_ib_atomic(ep, round % NLANES, op, 0, 8 + 4 * (uint64_t)half,
+                                                  ops[i].operand, cmp, &result, &c.comp),
+                                     SR_TL_INPROGRESS);
+                    sr_ib_ep_post_end(ep);
+                    for (int k = 0; k < 100 && c.calls == 0; k++)
+                        progress();
+                    assert_int_equal(c.calls, 1);
+                    assert_int_equal(c.status, SYMRAIL_OK);
+                    if (ops[i].kind != SR_TL_AMO_SET)
+                        assert_int_equal(result, cur);
+                    assert_int_equal(remote[1], want);
+                    assert_true(amo_wrs >= 1 && amo_wrs <= 3);
+                }
+    auto_complete = 0;
+    assert_int_equal(ctx->amo_free, ~0ull);
+}
+
 /* ---- threads ---- */
 
 #define TTHREADS 4
@@ -444,6 +532,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

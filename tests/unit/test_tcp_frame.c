@@ -93,6 +93,7 @@ static void test_frame_round_trip(void **state)
         { .op = SR_TCP_OP_PUT, .region = 1, .plen = 65536, .id = 7, .off = 1ull << 40 },
         { .op = SR_TCP_OP_GET, .id = UINT64_MAX, .off = 3, .a = SR_TCP_MAX_PAYLOAD },
         { .op = SR_TCP_OP_AMO, .sub = 4, .off = 8, .a = 1, .b = UINT64_MAX },
+        { .op = SR_TCP_OP_AMO, .sub = SR_TCP_AMO_MAX, .off = 4, .a = 7, .b = UINT32_MAX },
         { .op = SR_TCP_OP_NOTIFY, .plen = SR_TCP_NOTIFY_MAX, .a = UINT32_MAX },
         { .op = SR_TCP_OP_BYE },
     };
@@ -191,6 +192,15 @@ static void test_bounds(void **state)
     f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO, .off = 4 };
     assert_non_null(sr_tcp_frame_check_bounds(&f, lens, 3));   /* misaligned */
     f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO, .off = 4088 };
+    assert_null(sr_tcp_frame_check_bounds(&f, lens, 3));
+    /* A 4-byte word: aligned to 4, and its 4 bytes in the region. */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO, .sub = SR_TCP_AMO_W32 | 2, .off = 4092 };
+    assert_null(sr_tcp_frame_check_bounds(&f, lens, 3));
+    f.off = 4094;
+    assert_non_null(sr_tcp_frame_check_bounds(&f, lens, 3));   /* misaligned */
+    f.off = 4096;
+    assert_non_null(sr_tcp_frame_check_bounds(&f, lens, 3));   /* past the end */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO, .sub = SR_TCP_AMO_W32, .region = 2, .off = 4 };
     assert_null(sr_tcp_frame_check_bounds(&f, lens, 3));
     assert_true(sr_tcp_span_ok(10, 10, 0) && !sr_tcp_span_ok(10, 11, 0) &&
                 !sr_tcp_span_ok(10, 1, UINT64_MAX) && sr_tcp_span_ok(UINT64_MAX, 1, UINT64_MAX - 1));

@@ -94,10 +94,42 @@ static void test_cpu_amo(void **state)
     assert_true(sr_cpu_amo(&w, SR_CPU_AMO_SET, 4, 0, &old));
     assert_int_equal(old, 0);
     assert_int_equal(w, 4);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_OR, 0x30, 0, &old));
+    assert_int_equal(old, 4);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_AND, 0x14, 0, &old));
+    assert_int_equal(old, 0x34);
+    assert_true(sr_cpu_amo(&w, SR_CPU_AMO_XOR, 0x11, 0, &old));
+    assert_int_equal(old, 0x14);
+    assert_int_equal(w, 5);
     old = 99;
-    assert_false(sr_cpu_amo(&w, SR_CPU_AMO_CSWAP + 1, 1, 1, &old));
-    assert_int_equal(w, 4);
+    assert_false(sr_cpu_amo(&w, SR_CPU_AMO_W32 * 2, 1, 1, &old));
+    assert_int_equal(w, 5);
     assert_int_equal(old, 99);
+}
+
+/* 4-byte words: operands truncated, results zero-extended, the other half
+ * of the 8 bytes untouched. */
+static void test_cpu_amo32(void **state)
+{
+    (void)state;
+    uint32_t w[2] = { 0xfffffffeu, 0x5a5a5a5au };
+    uint64_t old;
+    assert_int_equal(sr_cpu_amo(&w[0], SR_CPU_AMO_W32 | SR_CPU_AMO_ADD, 0x100000003ull, 0, &old),
+                     SR_CPU_AMO_RMW);
+    assert_int_equal(old, 0xfffffffeu);
+    assert_int_equal(w[0], 1);  /* wrapped within 32 bits */
+    assert_true(sr_cpu_amo(&w[0], SR_CPU_AMO_W32 | SR_CPU_AMO_CSWAP, 9, 0x100000001ull, &old));
+    assert_int_equal(old, 1);
+    assert_int_equal(w[0], 9);
+    assert_true(sr_cpu_amo(&w[0], SR_CPU_AMO_W32 | SR_CPU_AMO_XOR, 0xffffffffull, 0, &old));
+    assert_int_equal(w[0], 0xfffffff6u);
+    assert_int_equal(sr_cpu_amo(&w[0], SR_CPU_AMO_W32 | SR_CPU_AMO_FETCH, 0, 0, &old),
+                     SR_CPU_AMO_READ);
+    assert_int_equal(old, 0xfffffff6u);
+    assert_int_equal(sr_cpu_amo(&w[0], SR_CPU_AMO_W32 | SR_CPU_AMO_SET, 7, 0, &old),
+                     SR_CPU_AMO_STORE);
+    assert_int_equal(w[0], 7);
+    assert_int_equal(w[1], 0x5a5a5a5au);
 }
 
 static sr_doorbell_t bell;
@@ -151,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_fault),
         cmocka_unit_test(test_msgq_flags),
         cmocka_unit_test(test_cpu_amo),
+        cmocka_unit_test(test_cpu_amo32),
         cmocka_unit_test(test_doorbell),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

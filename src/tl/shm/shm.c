@@ -325,16 +325,16 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
                                       uint64_t roff, uint64_t operand, uint64_t compare,
                                       uint64_t *result_p, sr_tl_comp_t *comp)
 {
-    uint64_t *t = (uint64_t *)(void *)(ep->base[region] + roff);
     uint64_t old;
     (void)lane, (void)comp;
-    if (!sr_cpu_amo(t, op, operand, compare, &old))
+    int did = sr_cpu_amo(ep->base[region] + roff, op, operand, compare, &old);
+    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
         return SYMRAIL_ERR_UNSUPPORTED;
     if (result_p)
         *result_p = old;
-    if (op == SR_TL_AMO_SET)
+    if (did == SR_CPU_AMO_STORE)
         sr_shm_kick(ep->hdr);
-    else if (op != SR_TL_AMO_FETCH)
+    else if (did == SR_CPU_AMO_RMW)
         sr_shm_kick_rmw(ep->hdr);
     return SYMRAIL_OK;
 }

@@ -261,6 +261,9 @@ symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region
     return sr_tcp_submit(ep, lane, &f, len, NULL, 0, dst, comp);
 }
 
+_Static_assert(SR_TCP_AMO_W32 == (int)SR_TL_AMO_W32 && SR_TCP_AMO_MAX + 1 == SR_TL_AMO_NKINDS,
+               "the wire carries sr_tl_amo_t as it is");
+
 symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint32_t region,
                                uint64_t roff, uint64_t operand, uint64_t compare,
                                uint64_t *result_p, sr_tl_comp_t *comp)
@@ -270,8 +273,7 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
         return SYMRAIL_ERR_UNSUPPORTED;
     if (ep->self) {
         uint64_t old;
-        sr_cpu_amo((uint64_t *)(void *)(ctx->base[region] + roff), kind, operand, compare,
-                   &old);  /* kind checked above */
+        sr_cpu_amo(ctx->base[region] + roff, kind, operand, compare, &old);  /* kind checked */
         if (result_p)
             *result_p = old;
         return SYMRAIL_OK;

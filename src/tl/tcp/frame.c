@@ -143,9 +143,9 @@ const char *sr_tcp_frame_check_bounds(const sr_tcp_frame_t *f, const uint64_t *l
         len = f->a;
         break;
     case SR_TCP_OP_AMO:
-        if (f->off % 8 != 0)
+        len = (f->sub & SR_TCP_AMO_W32) ? 4 : 8;
+        if (f->off % len != 0)
             return "misaligned atomic";
-        len = 8;
         break;
     default:
         return NULL;

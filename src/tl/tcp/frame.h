@@ -45,7 +45,7 @@ typedef enum {
     /* requests: initiator -> target */
     SR_TCP_OP_PUT       = 1,   /* off, region, plen = data          -> ACK */
     SR_TCP_OP_GET       = 2,   /* off, region, a = length           -> GET_REPLY */
-    SR_TCP_OP_AMO       = 3,   /* off, region, sub = kind, a, b     -> AMO_REPLY */
+    SR_TCP_OP_AMO       = 3,   /* off, region, sub = kind|width, a, b -> AMO_REPLY */
     SR_TCP_OP_NOTIFY    = 4,   /* a = tag, plen = payload           (no reply) */
     /* replies: target -> initiator */
     SR_TCP_OP_ACK       = 16,  /* id */
@@ -57,8 +57,11 @@ typedef enum {
     SR_TCP_OP_PING      = 33,  /* heartbeat of an idle connection: the sender is alive */
 } sr_tcp_opcode_t;
 
-/* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t. */
-#define SR_TCP_AMO_MAX 4
+/* sub of SR_TCP_OP_AMO: the same values as sr_tl_amo_t, the kind in the
+ * low 3 bits and SR_TCP_AMO_W32 for a 4-byte word (aligned to 4; a, b and
+ * the reply's value in their low 32 bits). */
+#define SR_TCP_AMO_W32 8
+#define SR_TCP_AMO_MAX 15
 
 typedef struct {
     uint8_t  op;

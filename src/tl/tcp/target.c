@@ -144,8 +144,8 @@ int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     }
     case SR_TCP_OP_AMO: {
         sr_tcp_frame_t r = { .op = SR_TCP_OP_AMO_REPLY, .id = f->id };
-        sr_cpu_amo((uint64_t *)(void *)at, f->sub, f->a, f->b, &r.a);  /* sub checked */
-        ctx->wake_waiter |= f->sub != SR_TL_AMO_FETCH;
+        sr_cpu_amo(at, f->sub, f->a, f->b, &r.a);  /* sub and alignment checked */
+        ctx->wake_waiter |= SR_TL_AMO_KIND(f->sub) != SR_TL_AMO_FETCH;
         return sr_tcp_reply(ctx, c, &r, NULL);
     }
     }

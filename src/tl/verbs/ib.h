@@ -215,8 +215,11 @@ typedef struct sr_ib_op {
     size_t            len;
     int               bounce;    /* bounce slot or -1 */
     int               amo_slot;  /* atomic result slot or -1 */
-    int               amo_loop;  /* SET/SWAP built from compare-swap */
-    uint64_t          expect, operand, raddr;
+    int               amo_loop;  /* built from compare-swap: see sr_ib_amo_next */
+    uint8_t           amo_kind;  /* sr_tl_amo_t without the width */
+    uint8_t           amo_w32;   /* on the 4 bytes at amo_shift of the 8-byte word */
+    uint8_t           amo_shift;
+    uint64_t          expect, operand, compare, raddr;
     uint32_t          rkey;
 } sr_ib_op_t;
 

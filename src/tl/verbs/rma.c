@@ -294,6 +294,34 @@ static void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t c
     sr_ib_enqueue(ep, lane, op, 0);
 }
 
+/*
+ * The device has 64-bit fetch-add and compare-swap only.  Everything else is
+ * a compare-swap loop on the aligned 8-byte word that holds the target: from
+ * a guess of the word, swap in what the operation makes of it; a wrong guess
+ * comes back with the word's value, the next guess.  So each update is one
+ * NIC atomic on the whole word, atomic with the peers' NIC atomics on it,
+ * and a 4-byte operation writes its neighbour's bytes back as they were.
+ * A loop that fails in flight fails the operation (it may have been
+ * applied): it is never started over.
+ */
+static uint64_t sr_ib_amo_next(const sr_ib_op_t *op, uint64_t word)
+{
+    unsigned sh = op->amo_shift;
+    uint64_t mask = op->amo_w32 ? UINT64_C(0xffffffff) : UINT64_MAX;
+    uint64_t cur = (word >> sh) & mask, v;
+    switch (op->amo_kind) {
+    case SR_TL_AMO_SET:
+    case SR_TL_AMO_SWAP:  v = op->operand; break;
+    case SR_TL_AMO_ADD:   v = cur + op->operand; break;
+    case SR_TL_AMO_CSWAP: v = cur == (op->compare & mask) ? op->operand : cur; break;
+    case SR_TL_AMO_AND:   v = cur & op->operand; break;
+    case SR_TL_AMO_OR:    v = cur | op->operand; break;
+    case SR_TL_AMO_XOR:   v = cur ^ op->operand; break;
+    default:              v = cur; break;
+    }
+    return (word & ~(mask << sh)) | ((v & mask) << sh);
+}
+
 static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int lane_idx,
                                             sr_tl_amo_t op_kind, uint32_t region, uint64_t roff,
                                             uint64_t operand, uint64_t compare,
@@ -302,7 +330,7 @@ static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, 
     sr_tl_ctx_t *ctx = ep->ctx;
     if (sr_unlikely(lane->down))
         return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
-    if (op_kind > SR_TL_AMO_CSWAP)
+    if ((unsigned)op_kind >= SR_TL_AMO_NKINDS)
         return SYMRAIL_ERR_UNSUPPORTED;
     if (!sr_ib_room(ep, lane))
         return SYMRAIL_ERR_AGAIN;
@@ -314,34 +342,39 @@ static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, 
         sr_ib_cq_give(ctx, lane->rail->dev);
         return slot < 0 ? SYMRAIL_ERR_AGAIN : SYMRAIL_ERR_NOMEM;
     }
+    sr_tl_amo_t kind = SR_TL_AMO_KIND(op_kind);
+    int w32 = (op_kind & SR_TL_AMO_W32) != 0;
+    /* The 4 bytes at roff within their 8-byte word, in the host's order. */
+    unsigned shift = w32 ? (unsigned)(roff & 4) * 8 : 0;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    shift = w32 ? 32 - shift : 0;
+#endif
     op->amo_slot = slot;
     op->comp = comp;
     op->ep = ep;
     op->orig = lane_idx;
     op->dst = result_p;
-    op->raddr = ep->raddr[region] + roff;
+    op->raddr = ep->raddr[region] + (roff & ~(uint64_t)7);
     op->rkey = ep->rkey[lane->rail - ctx->rails][region];
-    switch (op_kind) {
-    case SR_TL_AMO_FETCH:
+    op->amo_kind = (uint8_t)kind;
+    op->amo_w32 = (uint8_t)w32;
+    op->amo_shift = (uint8_t)shift;
+    if (kind == SR_TL_AMO_FETCH) {
         sr_ib_post_amo(ep, op, 0, 0, 0, 1);
-        break;
-    case SR_TL_AMO_ADD:
-        sr_ib_post_amo(ep, op, 0, 0, operand, 1);
-        break;
-    case SR_TL_AMO_CSWAP:
+    } else if (kind == SR_TL_AMO_ADD && (!w32 || shift == 32)) {
+        /* The high half's carry leaves the word: fetch-add is exact there. */
+        sr_ib_post_amo(ep, op, 0, 0, w32 ? operand << 32 : operand, 1);
+    } else if (kind == SR_TL_AMO_CSWAP && !w32) {
         sr_ib_post_amo(ep, op, 1, compare, operand, 1);
-        break;
-    case SR_TL_AMO_SET:
-    case SR_TL_AMO_SWAP:
-        /* No verbs swap: compare-swap from a guess until the guess is right,
-         * so the update stays atomic with the peers' NIC atomics.  (The
-         * guess is a hint: another lane may change it under us.) */
+    } else {
+        /* The guess is a hint (the last word we wrote there): another lane
+         * may change it under us. */
         op->amo_loop = 1;
+        op->operand = operand;
+        op->compare = compare;
         op->expect = __atomic_load_n(&ep->guess_raddr, __ATOMIC_RELAXED) == op->raddr
                          ? __atomic_load_n(&ep->guess_val, __ATOMIC_RELAXED) : 0;
-        op->operand = operand;
-        sr_ib_post_amo(ep, op, 1, op->expect, operand, 1);
-        break;
+        sr_ib_post_amo(ep, op, 1, op->expect, sr_ib_amo_next(op, op->expect), 1);
     }
     return SR_TL_INPROGRESS;
 }
@@ -424,7 +457,7 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         /* Wrong guess: again from the value seen, in the slot it has. */
         SR_IB_STORE(lane->sq_done, seq);
         op->expect = ctx->amo_res[op->amo_slot];
-        sr_ib_post_amo(ep, op, 1, op->expect, op->operand, 0);
+        sr_ib_post_amo(ep, op, 1, op->expect, sr_ib_amo_next(op, op->expect), 0);
         return;
     }
     lane->outstanding--;
@@ -455,8 +488,10 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         uint64_t res = ctx->amo_res[op->amo_slot];
         if (op->amo_loop) {
             __atomic_store_n(&ep->guess_raddr, op->raddr, __ATOMIC_RELAXED);
-            __atomic_store_n(&ep->guess_val, op->operand, __ATOMIC_RELAXED);
+            __atomic_store_n(&ep->guess_val, sr_ib_amo_next(op, res), __ATOMIC_RELAXED);
         }
+        if (op->amo_w32)
+            res = (res >> op->amo_shift) & UINT64_C(0xffffffff);
         if (op->dst)
             *(uint64_t *)op->dst = res;
     } else if (op->dst && op->bounce >= 0) {
