@@ -155,7 +155,7 @@ static size_t sr_sh_sync(const char *fn, int wait, sr_sh_set_t set, const void *
     sr_sh_sync("shmem_" name, wait, set, ivars, n, status, indices, cmp, SR_SH_RAW(T, v),  \
                values, vector, sizeof(T), SR_SH_SGN(T))
 
-#define SR_SH_P2P_DEF(N, T)                                                                     \
+#define SR_SH_P2P_DEF(N, T, _)                                                                  \
     _Static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "p2p widths");          \
     void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                  \
     {                                                                                           \
@@ -238,20 +238,18 @@ static size_t sr_sh_sync(const char *fn, int wait, sr_sh_set_t set, const void *
                          indices, 0, cmp_values, 1);                                            \
     }
 
-SR_SH_P2P_TYPES(SR_SH_P2P_DEF)
+SHMEM_X_P2P_TYPES(SR_SH_P2P_DEF, ~)
 
 /* ---- deprecated: wait until the value differs ------------------------------------ */
 
-#define SR_SH_WAIT_TYPES(X) X(short, short) X(int, int) X(long, long) X(longlong, long long)
-
-#define SR_SH_WAIT_DEF(N, T)                                                                    \
+#define SR_SH_WAIT_DEF(N, T, _)                                                                 \
     void shmem_##N##_wait(T *ivar, T cmp_value)                                                 \
     {                                                                                           \
         int cmp = SHMEM_CMP_NE;                                                                 \
         SR_SH_RUN(T, #N "_wait", 1, SR_SH_ALL, ivar, 1, NULL, NULL, cmp_value, NULL, 0);       \
     }
 
-SR_SH_WAIT_TYPES(SR_SH_WAIT_DEF)
+SHMEM_X_OLD_WAIT_TYPES(SR_SH_WAIT_DEF, ~)
 
 /* Parenthesised: shmem.h may make these names type-generic macros. */
 void (shmem_wait)(long *ivar, long cmp_value)

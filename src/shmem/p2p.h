@@ -10,41 +10,15 @@
 #include "api/api.h"
 #include "core/team.h"
 
-#if __has_include(<shmem.h>)
 #include <shmem.h>
-#else
-/* Until include/shmem.h is there: the specification's names. */
-#pragma GCC visibility push(default)
-typedef symrail_ctx_t shmem_ctx_t;
-#define SHMEM_CTX_DEFAULT ((shmem_ctx_t)SYMRAIL_CTX_DEFAULT)
-enum { SHMEM_CMP_EQ = 1, SHMEM_CMP_NE, SHMEM_CMP_GT, SHMEM_CMP_LE, SHMEM_CMP_LT, SHMEM_CMP_GE };
-enum { SHMEM_SIGNAL_SET = 0, SHMEM_SIGNAL_ADD = 1 };
-#endif
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The point-to-point synchronisation types of OpenSHMEM 1.6 (Table 11):
- * X(TYPENAME, TYPE). */
-#define SR_SH_P2P_TYPES(X)                                                          \
-    X(short, short) X(int, int) X(long, long) X(longlong, long long)                \
-    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)         \
-    X(ulonglong, unsigned long long) X(int32, int32_t) X(int64, int64_t)            \
-    X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
-
-/* The standard RMA types (Table 6), for put-with-signal. */
-#define SR_SH_SIG_TYPES(X)                                                          \
-    X(float, float) X(double, double) X(longdouble, long double) X(char, char)      \
-    X(schar, signed char) X(short, short) X(int, int) X(long, long)                 \
-    X(longlong, long long) X(uchar, unsigned char) X(ushort, unsigned short)        \
-    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)  \
-    X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) X(int64, int64_t)           \
-    X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t)   \
-    X(size, size_t) X(ptrdiff, ptrdiff_t)
-
-/* putSIZE_signal: X(SIZE in bits). */
-#define SR_SH_SIG_SIZES(X) X(8) X(16) X(32) X(64) X(128)
+/* The typed names come from shmem.h's tables: SHMEM_X_P2P_TYPES (waits and
+ * tests), SHMEM_X_OLD_WAIT_TYPES (deprecated wait), SHMEM_X_RMA_TYPES and
+ * SHMEM_X_SIZES (put-with-signal), each X(TYPENAME, TYPE, extra). */
 
 /* Ends the job with one line: "<call>: <what is wrong>". */
 __attribute__((noreturn, format(printf, 1, 2), cold)) void sr_sh_die(const char *fmt, ...);

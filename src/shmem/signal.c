@@ -47,7 +47,7 @@ static void sr_sh_put_signal(const char *fn, shmem_ctx_t uctx, void *dest, const
 
 #define SR_SH_CTXD ((shmem_ctx_t)SYMRAIL_CTX_DEFAULT)
 
-#define SR_SH_PUT_SIGNAL_DEF(N, T)                                                              \
+#define SR_SH_PUT_SIGNAL_DEF(N, T, _)                                                           \
     void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,    \
                                 uint64_t signal, int sig_op, int pe)                            \
     {                                                                                           \
@@ -74,7 +74,7 @@ static void sr_sh_put_signal(const char *fn, shmem_ctx_t uctx, void *dest, const
                          sizeof(T), sig_addr, signal, sig_op, pe);                              \
     }
 
-SR_SH_SIG_TYPES(SR_SH_PUT_SIGNAL_DEF)
+SHMEM_X_RMA_TYPES(SR_SH_PUT_SIGNAL_DEF, ~)
 
 /* putSIZE_signal and putmem_signal: X(name, bytes per element). */
 #define SR_SH_PUT_SIGNAL_MEM_DEF(N, ESIZE)                                                      \
@@ -105,8 +105,8 @@ SR_SH_SIG_TYPES(SR_SH_PUT_SIGNAL_DEF)
                          sig_addr, signal, sig_op, pe);                                         \
     }
 
-#define SR_SH_SIZE_DEF(BITS) SR_SH_PUT_SIGNAL_MEM_DEF(BITS, (BITS) / 8)
-SR_SH_SIG_SIZES(SR_SH_SIZE_DEF)
+#define SR_SH_SIZE_DEF(BITS, _) SR_SH_PUT_SIGNAL_MEM_DEF(BITS, (BITS) / 8)
+SHMEM_X_SIZES(SR_SH_SIZE_DEF, ~)
 SR_SH_PUT_SIGNAL_MEM_DEF(mem, 1)
 
 /* ---- fetch, wait, add, set -------------------------------------------------------- */
@@ -179,9 +179,9 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
  * covers (more pending than all peers have in flight), a full quiet
  * completes it rather than miss it.
  */
-void shmem_pe_quiet(shmem_ctx_t uctx, const int *target_pes, size_t npes)
+static void sr_sh_pe_quiet(const char *fn, shmem_ctx_t uctx, const int *target_pes,
+                           size_t npes)
 {
-    static const char fn[] = "shmem_pe_quiet";
     sr_sh_up(fn);
     sr_ctx_t *ctx = sr_sh_ctx(fn, uctx, 0);
     if (npes == 0)
@@ -204,4 +204,14 @@ void shmem_pe_quiet(shmem_ctx_t uctx, const int *target_pes, size_t npes)
     sr_ctx_leave(ctx);
     if (st != SYMRAIL_OK)
         sr_api_fatal(fn, st);
+}
+
+void shmem_pe_quiet(const int *target_pes, size_t npes)
+{
+    sr_sh_pe_quiet("shmem_pe_quiet", SR_SH_CTXD, target_pes, npes);
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    sr_sh_pe_quiet("shmem_ctx_pe_quiet", ctx, target_pes, npes);
 }
