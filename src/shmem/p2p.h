@@ -44,25 +44,14 @@ static inline symrail_cmp_t sr_sh_cmp(const char *fn, int cmp)
     sr_sh_die("%s: cmp %d is none of SHMEM_CMP_EQ, _NE, _GT, _GE, _LT, _LE", fn, cmp);
 }
 
-/* [addr, addr + len) in this PE's symmetric memory: its offset there. */
-static inline int sr_sh_sym(const void *addr, size_t len, uint64_t *off_p)
-{
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
-    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    if (sr_unlikely(a < lo || a >= hi || len > hi - a))
-        return 0;
-    *off_p = a - (uintptr_t)sr_rt.heap_base;
-    return 1;
-}
-
+/* [addr, addr + len) in this PE's symmetric memory (the api layer's check,
+ * which knows every symmetric region): its offset there. */
 static inline uint64_t sr_sh_sym_check(const char *fn, const char *arg, const void *addr,
                                        size_t len, size_t align)
 {
     uint64_t off = 0;
-    if (sr_unlikely(!sr_sh_sym(addr, len, &off)))
-        sr_sh_die("%s: %s %p (%zu bytes) is not symmetric: not within the symmetric heap "
-                  "[%p, %p)", fn, arg, addr, len, (void *)(sr_rt.heap_base + SR_HEAP_RESERVED),
-                  (void *)(sr_rt.heap_base + sr_rt.heap_size));
+    if (sr_unlikely(!sr_api_sym_ok(fn, arg, addr, len, &off)))
+        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
     if (sr_unlikely(align > 1 && ((uintptr_t)addr & (align - 1))))
         sr_sh_die("%s: %s %p is not aligned to %zu bytes", fn, arg, addr, align);
     return off;
