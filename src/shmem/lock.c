@@ -18,6 +18,8 @@
 #include "config.h"
 #include "shmem/p2p.h"
 
+#include <pthread.h>
+
 /* A node word: the successor's tail value in the low bits, the hand-over
  * flag above them.  A tail value: (PE + 1) << SR_LOCK_SLOT_BITS | slot. */
 #define SR_LOCK_SLOT_BITS 8
@@ -31,6 +33,9 @@ _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is one 64-bit at
  * different locks at once). */
 static uint64_t sr_lock_used;
 static long    *sr_lock_of[SR_LOCK_SLOTS];
+/* Looking a lock up and taking a slot for it are one step, so that two
+ * threads of a PE asking for the same lock are told, not queued twice. */
+static pthread_mutex_t sr_lock_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static inline uint64_t sr_lock_tail(int pe, int slot)
 {
@@ -136,9 +141,11 @@ void shmem_set_lock(long *lock)
     static const char fn[] = "shmem_set_lock";
     int home, me = sr_rt.my_pe;
     uint64_t off = sr_lock_word(fn, lock, &home);
+    pthread_mutex_lock(&sr_lock_mu);
     if (sr_unlikely(sr_lock_find(lock) >= 0))
         sr_sh_die("%s: lock %p is held by this PE already (clear it first)", fn, (void *)lock);
     int slot = sr_lock_slot_get(fn, lock);
+    pthread_mutex_unlock(&sr_lock_mu);
     uint64_t prev = sr_lock_amo(fn, SR_TL_AMO_SWAP, off, sr_lock_tail(me, slot), 0, home);
     if (prev == 0)
         return;
@@ -154,9 +161,13 @@ int shmem_test_lock(long *lock)
     static const char fn[] = "shmem_test_lock";
     int home, me = sr_rt.my_pe;
     uint64_t off = sr_lock_word(fn, lock, &home);
-    if (sr_lock_find(lock) >= 0)
+    pthread_mutex_lock(&sr_lock_mu);
+    if (sr_lock_find(lock) >= 0) {
+        pthread_mutex_unlock(&sr_lock_mu);
         return 1;  /* ours already: it is set */
+    }
     int slot = sr_lock_slot_get(fn, lock);
+    pthread_mutex_unlock(&sr_lock_mu);
     uint64_t prev = sr_lock_amo(fn, SR_TL_AMO_CSWAP, off, sr_lock_tail(me, slot), 0, home);
     if (prev == 0)
         return 0;
