@@ -115,6 +115,36 @@ int main(int argc, char **argv)
     shmem_set_lock(&locks[1]);
     shmem_clear_lock(&locks[1]);
     T_CHECK(symrail_barrier_all());
+    /* Fairness: for 300 ms every PE takes the lock as often as it can; the
+     * queue serves them in turn, so the counts stay close. */
+    long *counts = symrail_calloc((size_t)n, sizeof(long));
+    T_ASSERT(counts != NULL, "calloc");
+    T_CHECK(symrail_barrier_all());
+    long mine = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        shmem_set_lock(&locks[0]);
+        t_incr(&counters[2]);
+        shmem_clear_lock(&locks[0]);
+        mine++;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+    } while ((ts.tv_sec - t0.tv_sec) * 1000000000L + (ts.tv_nsec - t0.tv_nsec) < 300000000L);
+    T_CHECK(symrail_put(&counts[me], &mine, sizeof(mine), 0));
+    T_CHECK(symrail_barrier_all());
+    if (me == 0) {
+        long lo = counts[0], hi = counts[0], sum = 0;
+        for (int i = 0; i < n; i++) {
+            lo = counts[i] < lo ? counts[i] : lo;
+            hi = counts[i] > hi ? counts[i] : hi;
+            sum += counts[i];
+        }
+        T_ASSERT(counters[2] == n + sum, "counter %ld after the timed phase, want %ld",
+                 counters[2], n + sum);
+        printf("lock fairness: %ld acquisitions in 300 ms by %d PEs, fewest %ld, most %ld\n",
+               sum, n, lo, hi);
+    }
+    symrail_free(counts);
     if (me == 0)
         printf("ok: locks: mutual exclusion, nested locks, test_lock, %d PEs\n", n);
     (void)tries;
