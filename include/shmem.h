@@ -428,15 +428,15 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 SHMEM_X_RMA_TYPES(SHMEMX_D_PUTSIG_, put_signal)
 SHMEM_X_RMA_TYPES(SHMEMX_D_PUTSIG_, put_signal_nbi)
 #define SHMEMX_D_PUTSIG_SIZED_(S, _)                                                    \
-    void shmem_put_signal##S(void *dest, const void *source, size_t nelems,            \
+    void shmem_put##S##_signal(void *dest, const void *source, size_t nelems,          \
                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe); \
-    void shmem_ctx_put_signal##S(shmem_ctx_t ctx, void *dest, const void *source,      \
+    void shmem_ctx_put##S##_signal(shmem_ctx_t ctx, void *dest, const void *source,    \
                                  size_t nelems, uint64_t *sig_addr, uint64_t signal,   \
                                  int sig_op, int pe);                                  \
-    void shmem_put_signal##S##_nbi(void *dest, const void *source, size_t nelems,      \
+    void shmem_put##S##_signal_nbi(void *dest, const void *source, size_t nelems,    \
                                    uint64_t *sig_addr, uint64_t signal, int sig_op,    \
                                    int pe);                                            \
-    void shmem_ctx_put_signal##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, \
+    void shmem_ctx_put##S##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, \
                                        size_t nelems, uint64_t *sig_addr,              \
                                        uint64_t signal, int sig_op, int pe);
 SHMEM_X_SIZES(SHMEMX_D_PUTSIG_SIZED_, ~)

@@ -292,8 +292,6 @@ static int sr_post_retry(void *arg)
     return p->done;
 }
 
-static symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what);
-
 /* A fresh slice, its lane picked. */
 static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_t roff,
                                  size_t len, int pe, sr_req_t *req, uint32_t flags, int spray)
@@ -477,7 +475,7 @@ static int sr_peer_idle(void *arg)
 }
 
 /* Everything ctx posted to pe is applied at pe; it need keep to no lane. */
-static symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what)
+symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what)
 {
     sr_cpeer_t *cp = &ctx->peers[pe];
     symrail_status_t st = SYMRAIL_OK;

@@ -33,6 +33,9 @@
  * power of two up to it (or up to the heap size, when that is smaller). */
 #define SR_HEAP_MAX_BASE_ALIGN (1ull << 30)
 #define SR_BARRIER_ROUNDS 64
+/* Queue nodes of the OpenSHMEM locks: how many locks a PE may hold or wait
+ * for at once. */
+#define SR_LOCK_SLOTS     64
 
 typedef enum { SR_STATE_NONE = 0, SR_STATE_UP, SR_STATE_DOWN } sr_state_t;
 
@@ -179,6 +182,9 @@ typedef struct {
      * every atomic on its words goes through the NIC, local ones included.
      * Written before the wireup fence, read by local peers after it. */
     uint64_t amo_nic;
+    /* One queue node per lock this PE holds or waits for: the successor
+     * and the hand-over flag, written by peers' atomics (src/shmem/lock.c). */
+    uint64_t lock_node[SR_LOCK_SLOTS];
 } sr_heap_intern_t;
 
 typedef struct {
@@ -403,6 +409,9 @@ static inline symrail_status_t sr_quiet(sr_ctx_t *ctx)
 symrail_status_t sr_fence(sr_ctx_t *ctx);
 /* Remote completion of everything ctx posted to pe so far. */
 symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what);
+/* Everything ctx posted to pe so far is complete there, blocking or not
+ * (fence, OpenSHMEM's pe_quiet): what is in flight, then a flush. */
+symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what);
 static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
 {
     if (sr_unlikely(!cp->touched)) {
