@@ -40,7 +40,7 @@ static inline int sr_api_pe_ok(const char *fn, int pe)
 static inline int sr_api_sym_ok(const char *fn, const char *arg, const void *addr, size_t len,
                                 uint64_t *off_p)
 {
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
+    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
     if (sr_likely(a >= lo && a < hi && len <= hi - a)) {
         *off_p = a - (uintptr_t)sr_rt.heap_base;

@@ -189,6 +189,7 @@ typedef struct {
     char               heap_name[256];
     int                heap_named;
     sr_heap_alloc_t    heap;
+    size_t             heap_reserved;  /* the library's part: intern words and team slots */
     uint64_t           barrier_epoch;
 
     int                live_next; /* next peer the liveness check looks at */
