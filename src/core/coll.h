@@ -28,6 +28,7 @@ struct sr_team_priv {
     int      *world_arr;
     int       nctx;
     int       all_local;  /* every member's heap is mapped here */
+    int       size_check; /* the team's size, against handles that are not teams */
 };
 
 typedef struct {

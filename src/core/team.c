@@ -89,6 +89,7 @@ static sr_team_obj_t *sr_team_new(int slot, int size, const int *world, int nctx
     for (int i = 2; i < size && o->pub.stride; i++)
         if (world[i] - world[i - 1] != o->pub.stride)
             o->pub.stride = 0;
+    o->priv.size_check = size;
     o->priv.magic = SR_TEAM_MAGIC;
     return o;
 }
@@ -161,8 +162,10 @@ sr_team_t *sr_team_shared(void)
 
 int sr_team_valid(const sr_team_t *team)
 {
+    /* A copy of a live team (the OpenSHMEM layer's exported objects) is
+     * that team; a destroyed one keeps its (dead) private part. */
     return team != NULL && team->priv != NULL && team->priv->magic == SR_TEAM_MAGIC &&
-           team->priv == &((const sr_team_obj_t *)(const void *)team)->priv;
+           team->size == team->priv->size_check;
 }
 
 int sr_team_index(const sr_team_t *team, int wpe)
