@@ -6,8 +6,8 @@
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
 for tl in shm tcp; do
     for n in 1 2 3 4 5 6; do
-        iters=40
-        [ "$tl" = tcp ] && iters=12
+        iters=200
+        [ "$tl" = tcp ] && iters=40
         run_case "teams and collectives ($tl, -n $n)" 0 '^ok: teams and collectives' \
             env SYMRAIL_TRANSPORTS=$tl SYMRAIL_TEAM_SCRATCH=8K \
             "$SYMRUN" -n "$n" --timeout 300 "$T/t_coll" $iters

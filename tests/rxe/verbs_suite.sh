@@ -46,6 +46,15 @@ if ! grep -q 'atomics to 2 PE(s) of this node (this one included) go through ver
     sed 's/^/    | /' "$outdir/out" | grep -i atomic | tail -n 10
     nfail=$((nfail + 1))
 fi
+# Teams and collectives over verbs, and with some members sharing memory
+# and others reached over verbs (team shared of 2, world of 3).
+for n in 2 3; do
+    run_case "teams and collectives over verbs (-n $n)" 0 '^ok: teams and collectives' \
+        env SYMRAIL_TEAM_SCRATCH=8K "$SYMRUN" --timeout 400 -n $n "$T/t_coll" 8
+done
+run_case "teams and collectives, shared memory and verbs mixed (-n 4)" 0 \
+    '^ok: teams and collectives' env SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
+    SYMRAIL_TEAM_SCRATCH=8K "$SYMRUN" --timeout 400 -n 4 "$T/t_coll" 8
 # The transport's ops table from several threads at once (thread_multiple),
 # and the same program single-threaded.
 run_case "verbs ops from 4 threads plus a progress thread, every byte verified" 0 \
