@@ -42,7 +42,9 @@ symrail_status_t sr_cop_begin(const char *fn, sr_team_t *team, sr_cop_t *cop)
     }
     cop->t = team;
     cop->p = team->priv;
-    cop->ctx = team->priv->ctx;
+    cop->ctx = sr_team_ctx(team);
+    if (cop->ctx == NULL)
+        return SYMRAIL_ERR_NOMEM;
     cop->fn = fn;
     cop->n = team->size;
     cop->me = team->my_pe;
@@ -155,11 +157,8 @@ symrail_status_t sr_coll_sync(const char *fn, sr_team_t *team)
     symrail_status_t st = sr_cop_begin(fn, team, &cop);
     if (st != SYMRAIL_OK)
         return st;
-    /* Sync orders memory too: what this PE put before is delivered. */
-    st = sr_ctx_quiet(sr_rt.dctx);
-    if (st == SYMRAIL_OK)
-        st = sr_sync_run(&cop);
-    return sr_cop_end(&cop, st);
+    /* A sync, not a barrier: the caller's puts are not completed (shmem_barrier quiets). */
+    return sr_cop_end(&cop, sr_sync_run(&cop));
 }
 
 /* Chunks of a pipelined broadcast: a member forwards chunk c as soon as it has it. */
@@ -247,6 +246,10 @@ symrail_status_t sr_coll_fcollect(const char *fn, sr_team_t *team, void *dest, c
     symrail_status_t st = sr_cop_begin(fn, team, &cop);
     if (st != SYMRAIL_OK)
         return st;
+    if (nbytes > SIZE_MAX / (size_t)cop.n) {
+        sr_error("%s: %zu bytes from each of %d members overflow dest", fn, nbytes, cop.n);
+        return SYMRAIL_ERR_INVALID;
+    }
     if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)cop.n, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff))
         return SYMRAIL_ERR_INVALID;
@@ -342,9 +345,13 @@ symrail_status_t sr_coll_alltoall(const char *fn, sr_team_t *team, void *dest, c
     symrail_status_t st = sr_cop_begin(fn, team, &cop);
     if (st != SYMRAIL_OK)
         return st;
-    if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)cop.n, &doff) ||
-        !sr_coll_sym(fn, "source", src, nbytes * (size_t)cop.n, &soff))
+    if (nbytes > SIZE_MAX / (size_t)cop.n ||
+        !sr_coll_sym(fn, "dest", dest, nbytes * (size_t)cop.n, &doff) ||
+        !sr_coll_sym(fn, "source", src, nbytes * (size_t)cop.n, &soff)) {
+        if (nbytes > SIZE_MAX / (size_t)cop.n)
+            sr_error("%s: %zu bytes for each of %d members overflow dest", fn, nbytes, cop.n);
         return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
+    }
     return sr_cop_end(&cop, sr_a2a_run(&cop, dest, doff, src, nbytes));
 }
 

@@ -47,6 +47,9 @@ uint64_t sr_team_scratch_off(const sr_team_t *t);
 size_t   sr_team_scratch_size(void);
 /* The context of the active-set forms (one lock: they may come from threads). */
 sr_ctx_t *sr_team_aset_ctx(void);
+/* The team's own context (made at its first collective; its members call
+ * one collective at a time). */
+sr_ctx_t *sr_team_ctx(sr_team_t *team);
 /* The bitmap of slots this PE uses (slot agreement of splits). */
 #define SR_TEAM_MAP_WORDS 64  /* up to 4096 slots */
 

@@ -58,13 +58,17 @@ static symrail_status_t sr_aset_begin(const char *fn, int start, int logstride, 
         sr_error("%s: pSync %p is not aligned to 8 bytes", fn, (void *)psync);
         return SYMRAIL_ERR_INVALID;
     }
+    if (sr_team_aset_ctx() == NULL)
+        return SYMRAIL_ERR_NOMEM;
     *a = (sr_aset_t){ fn, sr_team_aset_ctx(), start, logstride, size, d >> logstride, off, psync };
+    sr_ctx_enter(a->ctx);  /* threads may call these at once, on different active sets */
     return SYMRAIL_OK;
 }
 
 static symrail_status_t sr_aset_end(sr_aset_t *a, symrail_status_t st)
 {
     symrail_status_t qst = sr_quiet(a->ctx);
+    sr_ctx_leave(a->ctx);
     return st != SYMRAIL_OK ? st : qst;
 }
 
@@ -159,11 +163,11 @@ symrail_status_t sr_coll_bcast_aset(const char *fn, void *dest, const void *src,
         return st;
     if (root < 0 || root >= size) {
         sr_error("%s: PE_root %d is not in the active set (0..%d)", fn, root, size - 1);
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     }
     if (!sr_coll_sym(fn, "dest", dest, nbytes, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     int v = (a.me - root + size) % size, mask, parent = sr_tree(v, size, &mask);
     if (parent >= 0)
         st = sr_as_take(&a, SR_PS_DATA, 1);
@@ -195,7 +199,7 @@ symrail_status_t sr_coll_fcollect_aset(const char *fn, void *dest, const void *s
         return st;
     if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)size, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     char *mine = (char *)dest + (size_t)a.me * nbytes;
     if (nbytes && mine != (const char *)src)
         memmove(mine, src, nbytes);
@@ -211,7 +215,7 @@ symrail_status_t sr_coll_collect_aset(const char *fn, void *dest, const void *sr
     if (st != SYMRAIL_OK)
         return st;
     if (!sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     /* The offsets go down a chain: member i learns the sum of those before it. */
     uint64_t at = 0;
     if (a.me > 0) {
@@ -241,7 +245,7 @@ symrail_status_t sr_coll_alltoall_aset(const char *fn, void *dest, const void *s
         return st;
     if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)size, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes * (size_t)size, &soff))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     const char *s = src;
     if (nbytes)
         memmove((char *)dest + (size_t)a.me * nbytes, s + (size_t)a.me * nbytes, nbytes);
@@ -266,14 +270,14 @@ symrail_status_t sr_coll_alltoalls_aset(const char *fn, void *dest, const void *
         return st;
     if (dst <= 0 || sst <= 0) {
         sr_error("%s: strides dst %td and sst %td must be positive", fn, dst, sst);
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     }
     size_t n = (size_t)size;
     size_t span_d = nelems ? ((n * nelems - 1) * (size_t)dst + 1) * esize : 0;
     size_t span_s = nelems ? ((n * nelems - 1) * (size_t)sst + 1) * esize : 0;
     if (!sr_coll_sym(fn, "dest", dest, span_d, &doff) ||
         !sr_coll_sym(fn, "source", src, span_s, &soff))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     for (int i = 0; i < size && st == SYMRAIL_OK; i++) {
         int to = (a.me + i) % size, pe = sr_as_pe(&a, to);
         for (size_t k = 0; k < nelems && st == SYMRAIL_OK; k++) {
@@ -307,7 +311,7 @@ symrail_status_t sr_coll_reduce_aset(const char *fn, int start, int logstride, i
         return st;
     if (dt >= SR_DT_COUNT || op >= SR_ROP_COUNT || !sr_reduce_valid(dt, op)) {
         sr_error("%s: operator %d is not defined on type %d", fn, (int)op, (int)dt);
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     }
     size_t es = sr_dtype_size(dt), nbytes = nreduce * es;
     size_t ce = nreduce / 2 + 1 < nreduce ? nreduce / 2 + 1 : (nreduce ? nreduce : 1);
@@ -315,7 +319,7 @@ symrail_status_t sr_coll_reduce_aset(const char *fn, int start, int logstride, i
     if (!sr_coll_sym(fn, "dest", dest, nbytes, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff) ||
         (pwrk == NULL || !sr_coll_sym(fn, "pWrk", pwrk, cb, &woff)))
-        return SYMRAIL_ERR_INVALID;
+        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     if (nbytes && dest != src)
         memmove(dest, src, nbytes);
     size_t chunks = (nbytes + cb - 1) / cb;

@@ -62,7 +62,7 @@ static sr_team_obj_t *sr_team_new(int slot, int size, const int *world, int nctx
 {
     sr_team_obj_t *o = calloc(1, sizeof(*o));
     int *arr = malloc((size_t)size * sizeof(int));
-    if (o == NULL || arr == NULL || sr_ctx_new(SYMRAIL_CTX_PRIVATE, &o->priv.ctx) != SYMRAIL_OK) {
+    if (o == NULL || arr == NULL) {
         free(o);
         free(arr);
         return NULL;
@@ -97,7 +97,8 @@ static sr_team_obj_t *sr_team_new(int slot, int size, const int *world, int nctx
 static void sr_team_free(sr_team_obj_t *o)
 {
     o->priv.magic = 0;
-    sr_ctx_free(o->priv.ctx);
+    if (o->priv.ctx)
+        sr_ctx_free(o->priv.ctx);
     free(o->priv.world_arr);
     free(o);
 }
@@ -123,10 +124,6 @@ symrail_status_t sr_team_init(void)
         sr_world = NULL;
         return SYMRAIL_ERR_NOMEM;
     }
-    if (sr_ctx_new(0, &sr_aset_ctx) != SYMRAIL_OK) {
-        sr_team_fini();
-        return SYMRAIL_ERR_NOMEM;
-    }
     memset(sr_slot_map, 0, sizeof(sr_slot_map));
     sr_slot_map[0] = 3;
     return SYMRAIL_OK;
@@ -145,9 +142,27 @@ void sr_team_fini(void)
     sr_aset_ctx = NULL;
 }
 
+/* Contexts are made at first use, so that programs without collectives
+ * number (and place) their own contexts as before. */
 sr_ctx_t *sr_team_aset_ctx(void)
 {
-    return sr_aset_ctx;
+    sr_ctx_t *ctx = __atomic_load_n(&sr_aset_ctx, __ATOMIC_ACQUIRE);
+    if (ctx)
+        return ctx;
+    pthread_mutex_lock(&sr_slot_lock);
+    if (sr_aset_ctx == NULL && sr_ctx_new(0, &ctx) == SYMRAIL_OK)
+        __atomic_store_n(&sr_aset_ctx, ctx, __ATOMIC_RELEASE);
+    ctx = sr_aset_ctx;
+    pthread_mutex_unlock(&sr_slot_lock);
+    return ctx;
+}
+
+sr_ctx_t *sr_team_ctx(sr_team_t *team)
+{
+    struct sr_team_priv *p = team->priv;
+    if (p->ctx == NULL && sr_ctx_new(SYMRAIL_CTX_PRIVATE, &p->ctx) != SYMRAIL_OK)
+        p->ctx = NULL;
+    return p->ctx;
 }
 
 sr_team_t *sr_team_world(void)
@@ -321,7 +336,9 @@ symrail_status_t sr_team_destroy(const char *fn, sr_team_t *team)
     sr_slot_map[team->priv->slot / 64] &= ~(UINT64_C(1) << (team->priv->slot % 64));
     pthread_mutex_unlock(&sr_slot_lock);
     o->priv.magic = 0;  /* kept, so a stale handle is refused, not read after free */
-    sr_ctx_free(o->priv.ctx);
+    if (o->priv.ctx)
+        sr_ctx_free(o->priv.ctx);
+    o->priv.ctx = NULL;
     free(o->priv.world_arr);
     o->pub.world = NULL;
     o->pub.size = 0;

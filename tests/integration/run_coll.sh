@@ -13,6 +13,12 @@ for tl in shm tcp; do
             "$SYMRUN" -n "$n" --timeout 300 "$T/t_coll" $iters
     done
 done
+for tl in shm tcp; do
+    run_case "two teams' collectives on two threads at once ($tl, -n 3)" 0 \
+        '^ok: collectives of two teams on two threads' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_TEAM_SCRATCH=8K "$SYMRUN" -n 3 --timeout 300 \
+        "$T/t_coll" threads
+done
 run_case "a destroyed team is refused" 0 '^ok: a destroyed team is refused' \
     "$SYMRUN" -n 3 --timeout 60 "$T/t_coll" badteam
 finish

@@ -5,9 +5,12 @@
  * active-set forms with pSync reused.
  *   t_coll [iters]     everything
  *   t_coll badteam     a collective on a destroyed team fails naming the call
+ *   t_coll threads     two threads, each with its own team, collectives at once
  */
 #include "core/coll.h"
 #include "tcommon.h"
+
+#include <pthread.h>
 
 static int me, npes;
 
@@ -164,8 +167,53 @@ static void run_aset(int it, long *a, long *b, long *psync, long *pwrk)
         T_ASSERT(ps[k] == 0, "pSync[%d] = %ld after the calls", k, ps[k]);
 }
 
+typedef struct {
+    sr_team_t *t;
+    long      *a, *b;
+} t_thr_t;
+
+static void *t_thread(void *arg)
+{
+    t_thr_t *th = arg;
+    for (int it = 0; it < 100; it++)
+        run_team(th->t, it, th->a, th->b, it < 4 ? 5000 : 20);
+    return NULL;
+}
+
+/* Each thread runs every collective on a team of its own while the other
+ * does too: the teams' words, scratch and contexts are apart. */
+static int t_threads(void)
+{
+    int prov;
+    T_CHECK(symrail_init_thread(SYMRAIL_THREAD_MULTIPLE, &prov));
+    T_ASSERT(prov == SYMRAIL_THREAD_MULTIPLE, "THREAD_MULTIPLE");
+    me = symrail_my_pe();
+    npes = symrail_n_pes();
+    t_thr_t th[2];
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++) {
+        T_CHECK(sr_team_split_strided("shmem_team_split_strided", sr_team_world(), 0, 1, npes, 0,
+                                      &th[i].t));
+        th[i].a = smalloc(6000 * 8 * 3);
+        th[i].b = smalloc(6000 * 8 * 3);
+    }
+    for (int i = 0; i < 2; i++)
+        T_ASSERT(pthread_create(&tid[i], NULL, t_thread, &th[i]) == 0, "pthread_create");
+    for (int i = 0; i < 2; i++)
+        pthread_join(tid[i], NULL);
+    for (int i = 0; i < 2; i++)
+        T_CHECK(sr_team_destroy("shmem_team_destroy", th[i].t));
+    symrail_barrier_all();
+    if (me == 0)
+        printf("ok: collectives of two teams on two threads at once, %d PEs\n", npes);
+    symrail_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "threads") == 0)
+        return t_threads();
     symrail_init();
     me = symrail_my_pe();
     npes = symrail_n_pes();
