@@ -17,7 +17,7 @@ void sr_api_not_up(const char *fn)
 
 uint64_t sr_api_sym_other(const char *fn, const char *arg, const void *addr, size_t len)
 {
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
+    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
     uintptr_t dlo = (uintptr_t)sr_rt.data_base, dhi = dlo + sr_rt.data_len;
     if (a >= dlo && a < dhi && sr_rt.data_on) {

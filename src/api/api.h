@@ -48,7 +48,7 @@ __attribute__((noinline)) uint64_t sr_api_sym_other(const char *fn, const char *
  * that the fast path returns through would make it save registers). */
 static inline __attribute__((always_inline)) int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
 {
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
+    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
     *off_p = a - (uintptr_t)sr_rt.heap_base;
     return a >= lo && a < hi && len <= hi - a;

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/team.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -14,7 +15,9 @@ symrail_status_t sr_heap_init(void)
     symrail_status_t st;
 
     /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
-    size = SR_ALIGN_UP(size, page);
+    /* The teams' slots come on top of what the user asked for. */
+    size_t reserved = SR_ALIGN_UP(SR_HEAP_RESERVED + sr_team_reserved_size(), page);
+    size = SR_ALIGN_UP(size, page) + reserved;
     sr_shm_clean_stale();
     sr_shm_name(sr_rt.heap_name, sizeof(sr_rt.heap_name), bi->job, bi->rank, "heap");
     size_t align = SR_HEAP_MAX_BASE_ALIGN;
@@ -26,7 +29,8 @@ symrail_status_t sr_heap_init(void)
     sr_rt.heap_named = 1;
     sr_rt.heap_size = size;
     sr_rt.heap_align = align;
-    st = sr_heap_alloc_init(&sr_rt.heap, SR_HEAP_RESERVED, size - SR_HEAP_RESERVED);
+    sr_rt.heap_reserved = reserved;
+    st = sr_heap_alloc_init(&sr_rt.heap, reserved, size - reserved);
     if (st != SYMRAIL_OK)
         goto err_unmap;
     return SYMRAIL_OK;

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/team.h"
 #include "util/log.h"
 #include "util/strlist.h"
 #include "util/sys.h"
@@ -338,6 +339,7 @@ static symrail_status_t sr_wireup(void)
 
 static void sr_teardown(void)
 {
+    sr_team_fini();
     for (int pe = 0; sr_rt.peers && pe < sr_rt.n_pes; pe++) {
         if (sr_rt.peers[pe].ep)
             sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);
@@ -443,6 +445,9 @@ symrail_status_t sr_core_init(int thread_level)
     if (st != SYMRAIL_OK)
         goto err_teardown;
     st = sr_wireup();
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    st = sr_team_init();
     if (st != SYMRAIL_OK)
         goto err_teardown;
     sr_rt.barrier_epoch = 0;

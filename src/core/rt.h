@@ -213,6 +213,7 @@ typedef struct {
     char               data_name[256];
     int                data_named;
     int                data_on;
+    size_t             heap_reserved;  /* the library's part: intern words and team slots */
     uint64_t           barrier_epoch;
 
     int                live_next; /* next peer the liveness check looks at */

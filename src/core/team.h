@@ -34,6 +34,66 @@ static inline int sr_team_world_pe(const sr_team_t *team, int pe)
     return team->world[pe];
 }
 
+/* ---- team.c ---------------------------------------------------------------- */
+
+/* Bytes of the reserved heap the team slots take (known before the heap is
+ * made: it depends on the world's size and the variables only). */
+size_t sr_team_reserved_size(void);
+/* World and shared teams, after wireup; fini releases every team. */
+symrail_status_t sr_team_init(void);
+void sr_team_fini(void);
+sr_team_t *sr_team_world(void);
+sr_team_t *sr_team_shared(void);
+/* 1 when `team` is a live team of this PE (not destroyed, not garbage). */
+int sr_team_valid(const sr_team_t *team);
+/* The team's member of world PE `wpe`, -1 if none. */
+int sr_team_index(const sr_team_t *team, int wpe);
+/* Member `pe` of `from` as a member of `to`, -1 if it is not one. */
+int sr_team_translate(const sr_team_t *from, int pe, const sr_team_t *to);
+/* Collective over `parent`: members start + i * stride (i < size) of the
+ * parent form the new team; *team_p is NULL on the PEs outside it.  `nctx`
+ * is what the team's configuration asks for (kept, reported). */
+symrail_status_t sr_team_split_strided(const char *fn, sr_team_t *parent, int start, int stride,
+                                       int size, int nctx, sr_team_t **team_p);
+/* Collective over `parent`: a grid of xrange columns; x teams are rows
+ * (consecutive members), y teams columns. */
+symrail_status_t sr_team_split_2d(const char *fn, sr_team_t *parent, int xrange, int xctx,
+                                  int yctx, sr_team_t **xteam_p, sr_team_t **yteam_p);
+/* Collective over the team's members: its slot is free for the next split. */
+symrail_status_t sr_team_destroy(const char *fn, sr_team_t *team);
+int sr_team_nctx(const sr_team_t *team);
+
+/* ---- coll.c: team collectives (sizes in bytes; dest, src symmetric) --------- */
+
+symrail_status_t sr_coll_sync(const char *fn, sr_team_t *team);
+symrail_status_t sr_coll_bcast(const char *fn, sr_team_t *team, void *dest, const void *src,
+                               size_t nbytes, int root);
+symrail_status_t sr_coll_fcollect(const char *fn, sr_team_t *team, void *dest, const void *src,
+                                  size_t nbytes);
+symrail_status_t sr_coll_collect(const char *fn, sr_team_t *team, void *dest, const void *src,
+                                 size_t nbytes);
+symrail_status_t sr_coll_alltoall(const char *fn, sr_team_t *team, void *dest, const void *src,
+                                  size_t nbytes);
+/* Strides in elements of `esize` bytes. */
+symrail_status_t sr_coll_alltoalls(const char *fn, sr_team_t *team, void *dest, const void *src,
+                                   ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize);
+
+/* ---- coll_aset.c: the active-set forms, over the caller's pSync ------------- */
+
+symrail_status_t sr_coll_barrier_aset(const char *fn, int start, int logstride, int size,
+                                      long *psync);
+symrail_status_t sr_coll_bcast_aset(const char *fn, void *dest, const void *src, size_t nbytes,
+                                    int root, int start, int logstride, int size, long *psync);
+symrail_status_t sr_coll_fcollect_aset(const char *fn, void *dest, const void *src, size_t nbytes,
+                                       int start, int logstride, int size, long *psync);
+symrail_status_t sr_coll_collect_aset(const char *fn, void *dest, const void *src, size_t nbytes,
+                                      int start, int logstride, int size, long *psync);
+symrail_status_t sr_coll_alltoall_aset(const char *fn, void *dest, const void *src, size_t nbytes,
+                                       int start, int logstride, int size, long *psync);
+symrail_status_t sr_coll_alltoalls_aset(const char *fn, void *dest, const void *src,
+                                        ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize,
+                                        int start, int logstride, int size, long *psync);
+
 /* Reductions: every member's `dest` receives op over the members' `src`
  * (nelems elements of type dt; dest and src symmetric, and may be the same). */
 symrail_status_t sr_coll_reduce(const char *fn, sr_team_t *team, sr_dtype_t dt, sr_rop_t op,

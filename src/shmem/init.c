@@ -166,12 +166,11 @@ int shmem_pe_accessible(int pe)
 
 int shmem_addr_accessible(const void *addr, int pe)
 {
+    uint64_t off;
     SR_SH_UP("shmem_addr_accessible");
     if (!shmem_pe_accessible(pe))
         return 0;
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + SR_HEAP_RESERVED;
-    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    return a >= lo && a < hi;
+    return sr_api_is_sym(addr, &off);  /* the heap or the symmetric globals */
 }
 
 void *shmem_ptr(const void *dest, int pe)
@@ -185,6 +184,10 @@ void *shmem_ptr(const void *dest, int pe)
         return NULL;  /* not symmetric: no pointer (logged) */
     if (pe == sr_rt.my_pe)
         return (void *)dest;
+    if (off & SR_DATA_BIT) {
+        char *data = sr_rt.peers[pe].data_base;
+        return data ? data + SR_OFF_IN(off) : NULL;
+    }
     char *base = sr_rt.peers[pe].base;
     return base ? base + off : NULL;
 }

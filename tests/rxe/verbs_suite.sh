@@ -53,6 +53,15 @@ run_case "atomics of both widths and every kind (compare-swap emulation)" 0 \
 run_case "atomics of both widths from shared-memory and verbs peers" 0 \
     '^ok: atomics of both widths' env SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
     "$SYMRUN" --timeout 400 -n 4 "$T/t_amo"
+# Teams and collectives over verbs, and with some members sharing memory
+# and others reached over verbs (team shared of 2, world of 3).
+for n in 2 3; do
+    run_case "teams and collectives over verbs (-n $n)" 0 '^ok: teams and collectives' \
+        env SYMRAIL_TEAM_SCRATCH=8K "$SYMRUN" --timeout 400 -n $n "$T/t_coll" 8
+done
+run_case "teams and collectives, shared memory and verbs mixed (-n 4)" 0 \
+    '^ok: teams and collectives' env SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
+    SYMRAIL_TEAM_SCRATCH=8K "$SYMRUN" --timeout 400 -n 4 "$T/t_coll" 8
 # The transport's ops table from several threads at once (thread_multiple),
 # and the same program single-threaded.
 run_case "verbs ops from 4 threads plus a progress thread, every byte verified" 0 \

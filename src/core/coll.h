@@ -1,0 +1,85 @@
+/*
+ * What team.c and the collectives share.  Every team owns a slot of the
+ * reserved heap: sig[j] and ready[j] (one word each written only by member j
+ * of the team) and a scratch area.  Words carry sequence numbers
+ * (epoch << SR_SEQ_KBITS | k): the team's collectives are numbered (epoch)
+ * in the order all members call them, and k numbers the messages of one
+ * collective between a pair.  A writer only writes larger values, each after
+ * the one before is in place, so a waiter compares with >= and a fast PE's
+ * next collective can never pass for the current one.
+ */
+#ifndef SR_CORE_COLL_H
+#define SR_CORE_COLL_H
+
+#include "core/team.h"
+
+#define SR_TEAM_MAGIC  0x73725465u  /* "srTe" */
+#define SR_SEQ_KBITS   28
+/* k of one round or stream of chunks: round << SR_K_ROUND_SHIFT | chunk. */
+#define SR_K_ROUND_SHIFT 22
+#define SR_K_ENTER     1  /* "I have entered this collective": my dest and scratch are free */
+
+struct sr_team_priv {
+    uint32_t  magic;
+    int       slot;
+    uint64_t  epoch;      /* collectives so far */
+    sr_ctx_t *ctx;        /* the team's own: teams' collectives run at once on threads */
+    uint64_t  off;        /* heap offset of the slot */
+    int      *world_arr;
+    int       nctx;
+    int       all_local;  /* every member's heap is mapped here */
+    int       size_check; /* the team's size, against handles that are not teams */
+};
+
+typedef struct {
+    sr_team_t            *t;
+    struct sr_team_priv  *p;
+    sr_ctx_t             *ctx;
+    uint64_t              e;
+    const char           *fn;
+    int                   n, me;
+} sr_cop_t;
+
+/* team.c */
+uint64_t sr_team_sig_off(const sr_team_t *t, int member);
+uint64_t sr_team_ready_off(const sr_team_t *t, int member);
+uint64_t sr_team_scratch_off(const sr_team_t *t);
+size_t   sr_team_scratch_size(void);
+/* The context of the active-set forms (one lock: they may come from threads). */
+sr_ctx_t *sr_team_aset_ctx(void);
+/* The team's own context (made at its first collective; its members call
+ * one collective at a time). */
+sr_ctx_t *sr_team_ctx(sr_team_t *team);
+/* The bitmap of slots this PE uses (slot agreement of splits). */
+#define SR_TEAM_MAP_WORDS 64  /* up to 4096 slots */
+
+/* coll.c: the messages every algorithm is made of. */
+symrail_status_t sr_cop_begin(const char *fn, sr_team_t *team, sr_cop_t *cop);
+symrail_status_t sr_cop_end(sr_cop_t *cop, symrail_status_t st);
+static inline uint64_t sr_seq(const sr_cop_t *cop, uint64_t k)
+{
+    return cop->e << SR_SEQ_KBITS | k;
+}
+/* Tell member m that my receive buffers for its messages up to k are free. */
+symrail_status_t sr_cm_ready(sr_cop_t *cop, int m, uint64_t k);
+/* Wait until member m said ready for rk, then put len bytes (0: none) at
+ * roff of m and signal k behind them. */
+symrail_status_t sr_cm_send(sr_cop_t *cop, int m, uint64_t rk, uint64_t k, const void *src,
+                            uint64_t roff, size_t len);
+/* Wait for message k of member m. */
+symrail_status_t sr_cm_wait(sr_cop_t *cop, int m, uint64_t k);
+/* len bytes from src to member `to` through its scratch while len bytes of
+ * member `from` arrive through ours, chunk by chunk, each handed to consume
+ * (offset in the stream, data, bytes).  Either side may be -1. */
+typedef void (*sr_consume_fn_t)(void *arg, size_t off, const void *data, size_t n);
+symrail_status_t sr_cm_pipe(sr_cop_t *cop, int to, int from, uint64_t kbase, const void *src,
+                            size_t len, sr_consume_fn_t consume, void *arg);
+/* The all-reduce of the core, on any combine function (slot agreement uses
+ * it before sr_reduce_apply exists). */
+typedef void (*sr_combine_fn_t)(void *arg, void *inout, const void *in, size_t nbytes);
+symrail_status_t sr_coll_allreduce_fn(sr_cop_t *cop, void *buf, size_t nbytes, size_t esize,
+                                      sr_combine_fn_t combine, void *arg);
+/* Heap offset of [p, p+len) in the user part, or logs naming fn and arg. */
+int sr_coll_sym(const char *fn, const char *arg, const void *p, size_t len, uint64_t *off_p);
+
+#endif
