@@ -15,9 +15,18 @@
 #include "api/api.h"
 #include "core/team.h"
 
-/* The core team behind a handle (NULL: the world), from the teams' part of
- * the layer; it ends the job for a handle that is no team. */
-sr_team_t *sr_sh_team_core(const char *fn, shmem_team_t team);
+/* A handle is the core's team itself; the core takes NULL for the world.
+ * SHMEM_TEAM_INVALID (NULL here) is refused before it could mean the world. */
+static sr_team_t *sr_sh_red_team(const char *fn, shmem_team_t team, symrail_status_t *st_p)
+{
+    if (sr_unlikely(team == SHMEM_TEAM_INVALID)) {
+        sr_error("%s: team is SHMEM_TEAM_INVALID", fn);
+        *st_p = SYMRAIL_ERR_INVALID;
+        return NULL;
+    }
+    *st_p = SYMRAIL_OK;
+    return team == SHMEM_TEAM_WORLD ? NULL : team;
+}
 
 /*
  * Team-based reductions, Table "Reduction Types, Names, and Supporting
@@ -80,10 +89,11 @@ static int sr_sh_reduce(const char *fn, shmem_team_t team, sr_dtype_t dt, sr_rop
                         void *dest, const void *source, size_t nreduce)
 {
     symrail_status_t st = SYMRAIL_ERR_STATE;
+    sr_team_t *t = NULL;
     if (sr_unlikely(sr_rt.state != SR_STATE_UP))
         sr_api_not_up(fn);
-    else
-        st = sr_coll_reduce(fn, sr_sh_team_core(fn, team), dt, op, dest, source, nreduce);
+    else if ((t = sr_sh_red_team(fn, team, &st)), st == SYMRAIL_OK)
+        st = sr_coll_reduce(fn, t, dt, op, dest, source, nreduce);
     if (sr_unlikely(st != SYMRAIL_OK))
         sr_api_fatal(fn, st);
     return 0;
@@ -94,12 +104,10 @@ static int sr_sh_scan(const char *fn, shmem_team_t team, sr_dtype_t dt, void *de
 {
     symrail_status_t st = SYMRAIL_ERR_STATE;
     sr_team_t *t = NULL;
-    if (sr_unlikely(sr_rt.state != SR_STATE_UP)) {
+    if (sr_unlikely(sr_rt.state != SR_STATE_UP))
         sr_api_not_up(fn);
-    } else {
-        t = sr_sh_team_core(fn, team);
+    else if ((t = sr_sh_red_team(fn, team, &st)), st == SYMRAIL_OK)
         st = sr_coll_scan(fn, t, dt, SR_ROP_SUM, dest, source, nelems, exclusive);
-    }
     if (sr_unlikely(st != SYMRAIL_OK))
         sr_api_fatal(fn, st);
     /* 1.6: member 0's exclusive prefix is 0 (all-zero bits is 0 in every
