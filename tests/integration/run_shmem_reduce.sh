@@ -6,7 +6,7 @@
 P=$T/t_shmem_reduce
 for tl in shm tcp; do
     for n in 1 2 3 4; do
-        for part in team scan toall large chain; do
+        for part in team scan subteam toall large chain; do
             run_case "shmem reductions: $part (-n $n, $tl)" 0 "^ok: shmem reductions $part" \
                 env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 "$P" "$part"
         done

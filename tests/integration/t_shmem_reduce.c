@@ -2,11 +2,12 @@
  * OpenSHMEM reductions, written against shmem.h alone: every team-based
  * (type, operator) pair of the specification's table, 1 and 1024 elements,
  * distinct and in place; sum over a large count; back-to-back calls without
- * user synchronisation; sum inscan/exscan for every type; the active-set
- * _to_all forms over the whole world and strided sets, reusing two pWrk and
- * pSync pairs in turn.  Each check compares with a fold computed locally.
+ * user synchronisation; sum inscan/exscan for every type; reductions and
+ * scans on a strided team; the active-set _to_all forms over the whole world
+ * and strided sets, reusing two pWrk and pSync pairs in turn.  Each check
+ * compares with a fold computed locally.
  *
- * Usage: t_shmem_reduce [team|scan|toall|large|chain]  (default: all)
+ * Usage: t_shmem_reduce [team|scan|subteam|toall|large|chain]  (default: all)
  *        t_shmem_reduce badcount|badaddr: a bad argument, which must end the job
  */
 #include <complex.h>
@@ -117,6 +118,18 @@ static num_t apply(int op, num_t a, num_t b)
 typedef struct { int start, stride, size; } set_t;
 static set_t world_set(void) { set_t s = { 0, 1, 0 }; s.size = npes; return s; }
 
+/* The team the team-based cases run on, and its members as a set. */
+static shmem_team_t cur_team;
+static set_t cur_set;
+
+static void team_sync(void)
+{
+    if (cur_team == SHMEM_TEAM_WORLD)
+        shmem_barrier_all();
+    else
+        shmem_team_sync(cur_team);
+}
+
 /* The fold over members 0..upto-1 of the set (0 for none). */
 static num_t expect(int cls, int op, set_t s, int upto, size_t i, unsigned r)
 {
@@ -153,12 +166,12 @@ static void mismatch(const char *what, const char *name, size_t n, unsigned r, s
     { \
         T *src = buf_a, *dst = inplace ? buf_a : buf_b; \
         FILL(T, cls, op, src, n, r); \
-        int rc = shmem_##TN##_##opn##_reduce(SHMEM_TEAM_WORLD, dst, src, n); \
+        int rc = shmem_##TN##_##opn##_reduce(cur_team, dst, src, n); \
         if (rc != 0) \
             FAIL("shmem_" #TN "_" #opn "_reduce returned %d", rc); \
-        set_t w = world_set(); \
-        CHECK_DEST(T, #TN "_" #opn, cls, op, dst, n, w, npes, r, inplace ? "in place" : "reduce") \
-        shmem_barrier_all();  /* buffers are rewritten by the next case */ \
+        CHECK_DEST(T, #TN "_" #opn, cls, op, dst, n, cur_set, cur_set.size, r, \
+                   inplace ? "in place" : "reduce") \
+        team_sync();  /* buffers are rewritten by the next case */ \
     }
 #define TEAM_OF(T, TN, cls, ops) OPS_##ops(TEAM_FN, T, TN, cls)
 TEAM_TYPES(TEAM_OF)
@@ -192,16 +205,17 @@ static int run_team(void)
     { \
         T *src = buf_a, *dst = inplace ? buf_a : buf_b; \
         FILL(T, cls, O_SUM, src, n, r); \
-        int rc = exclusive ? shmem_##TN##_sum_exscan(SHMEM_TEAM_WORLD, dst, src, n) \
-                           : shmem_##TN##_sum_inscan(SHMEM_TEAM_WORLD, dst, src, n); \
+        int rc = exclusive ? shmem_##TN##_sum_exscan(cur_team, dst, src, n) \
+                           : shmem_##TN##_sum_inscan(cur_team, dst, src, n); \
         if (rc != 0) \
             FAIL("shmem_" #TN "_sum_%sscan returned %d", exclusive ? "ex" : "in", rc); \
-        set_t w = world_set(); \
-        int upto = exclusive ? me : me + 1; \
+        set_t w = cur_set; \
+        int idx = (me - w.start) / w.stride; \
+        int upto = exclusive ? idx : idx + 1; \
         CHECK_DEST(T, #TN "_sum", cls, O_SUM, dst, n, w, upto, r, \
                    exclusive ? (inplace ? "exscan in place" : "exscan") \
                              : (inplace ? "inscan in place" : "inscan")) \
-        shmem_barrier_all(); \
+        team_sync(); \
     }
 TEAM_TYPES(SCAN_FN)
 
@@ -217,6 +231,42 @@ static int run_scan(void)
 {
     int ncases = 0;
     TEAM_TYPES(SCAN_CALL)
+    return ncases;
+}
+
+/* A team of every other PE from 1 (from 0 with one PE): a sample of every
+ * class, reductions and scans, on members only. */
+static int run_subteam(void)
+{
+    shmem_team_t t = SHMEM_TEAM_INVALID;
+    int start = npes > 1 ? 1 : 0, size = (npes - start + 1) / 2, ncases = 0;
+    if (shmem_team_split_strided(SHMEM_TEAM_WORLD, start, 2, size, NULL, 0, &t) != 0)
+        FAIL("shmem_team_split_strided(%d, 2, %d) failed", start, size);
+    if (t != SHMEM_TEAM_INVALID) {
+        cur_team = t;
+        cur_set.start = start;
+        cur_set.stride = 2;
+        cur_set.size = size;
+        if (shmem_team_my_pe(t) != (me - start) / 2)
+            FAIL("shmem_team_my_pe is %d, expected %d", shmem_team_my_pe(t), (me - start) / 2);
+        for (int c = 0; c < 2; c++)
+            for (int ip = 0; ip < 2; ip++) {
+                size_t n = c ? 1024 : 1;
+                unsigned r = (unsigned)(c + ip);
+                team_long_sum(n, ip, r);
+                team_int_max(n, ip, r);
+                team_uint64_xor(n, ip, r);
+                team_double_prod(n, ip, r);
+                team_complexd_sum(n, ip, r);
+                scan_long(n, ip, 0, r);
+                scan_double(n, ip, 1, r);
+                ncases += 7;
+            }
+        shmem_team_destroy(t);
+    }
+    cur_team = SHMEM_TEAM_WORLD;
+    cur_set = world_set();
+    shmem_barrier_all();
     return ncases;
 }
 
@@ -401,11 +451,15 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
+    cur_team = SHMEM_TEAM_WORLD;
+    cur_set = world_set();
     int all = strcmp(what, "all") == 0, n = 0;
     if (all || strcmp(what, "team") == 0)
         n += run_team();
     if (all || strcmp(what, "scan") == 0)
         n += run_scan();
+    if (all || strcmp(what, "subteam") == 0)
+        n += run_subteam();
     if (all || strcmp(what, "toall") == 0)
         n += run_toall();
     if (all || strcmp(what, "large") == 0)
