@@ -14,19 +14,7 @@
 
 #include "api/api.h"
 #include "core/team.h"
-
-/* A handle is the core's team itself; the core takes NULL for the world.
- * SHMEM_TEAM_INVALID (NULL here) is refused before it could mean the world. */
-static sr_team_t *sr_sh_red_team(const char *fn, shmem_team_t team, symrail_status_t *st_p)
-{
-    if (sr_unlikely(team == SHMEM_TEAM_INVALID)) {
-        sr_error("%s: team is SHMEM_TEAM_INVALID", fn);
-        *st_p = SYMRAIL_ERR_INVALID;
-        return NULL;
-    }
-    *st_p = SYMRAIL_OK;
-    return team == SHMEM_TEAM_WORLD ? NULL : team;
-}
+#include "shmem/sh_team.h"
 
 /*
  * Team-based reductions, Table "Reduction Types, Names, and Supporting
@@ -88,12 +76,12 @@ static sr_team_t *sr_sh_red_team(const char *fn, shmem_team_t team, symrail_stat
 static int sr_sh_reduce(const char *fn, shmem_team_t team, sr_dtype_t dt, sr_rop_t op,
                         void *dest, const void *source, size_t nreduce)
 {
-    symrail_status_t st = SYMRAIL_ERR_STATE;
-    sr_team_t *t = NULL;
-    if (sr_unlikely(sr_rt.state != SR_STATE_UP))
-        sr_api_not_up(fn);
-    else if ((t = sr_sh_red_team(fn, team, &st)), st == SYMRAIL_OK)
-        st = sr_coll_reduce(fn, t, dt, op, dest, source, nreduce);
+    /* sr_sh_team ends the job for a handle that is no team; NULL (logged)
+     * before init */
+    sr_team_t *t = sr_sh_team(fn, team);
+    if (sr_unlikely(t == NULL))
+        sr_api_fatal(fn, SYMRAIL_ERR_STATE);
+    symrail_status_t st = sr_coll_reduce(fn, t, dt, op, dest, source, nreduce);
     if (sr_unlikely(st != SYMRAIL_OK))
         sr_api_fatal(fn, st);
     return 0;
@@ -102,19 +90,17 @@ static int sr_sh_reduce(const char *fn, shmem_team_t team, sr_dtype_t dt, sr_rop
 static int sr_sh_scan(const char *fn, shmem_team_t team, sr_dtype_t dt, void *dest,
                       const void *source, size_t nelems, int exclusive)
 {
-    symrail_status_t st = SYMRAIL_ERR_STATE;
-    sr_team_t *t = NULL;
-    if (sr_unlikely(sr_rt.state != SR_STATE_UP))
-        sr_api_not_up(fn);
-    else if ((t = sr_sh_red_team(fn, team, &st)), st == SYMRAIL_OK)
-        st = sr_coll_scan(fn, t, dt, SR_ROP_SUM, dest, source, nelems, exclusive);
+    sr_team_t *t = sr_sh_team(fn, team);
+    if (sr_unlikely(t == NULL))
+        sr_api_fatal(fn, SYMRAIL_ERR_STATE);
+    symrail_status_t st = sr_coll_scan(fn, t, dt, SR_ROP_SUM, dest, source, nelems, exclusive);
     if (sr_unlikely(st != SYMRAIL_OK))
         sr_api_fatal(fn, st);
     /* 1.6: member 0's exclusive prefix is 0 (all-zero bits is 0 in every
      * type of the table); the core leaves that dest alone.  Nobody reads
      * this PE's source any more once the scan has returned, so an in-place
      * dest may be cleared now. */
-    if (exclusive && nelems > 0 && (t == NULL ? sr_rt.my_pe : t->my_pe) == 0)
+    if (exclusive && nelems > 0 && t->my_pe == 0)
         memset(dest, 0, nelems * sr_dtype_size(dt));
     return 0;
 }
