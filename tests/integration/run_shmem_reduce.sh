@@ -19,5 +19,8 @@ for n in 1 3; do
     run_case "a private dest ends the job (-n $n)" nonzero \
         'shmem_long_sum_reduce: .*(dest|not in the symmetric heap)' \
         "$SYMRUN" -n "$n" --timeout 60 "$P" badaddr
+    run_case "SHMEM_TEAM_INVALID ends the job (-n $n)" nonzero \
+        'shmem_long_sum_reduce: team .*not a valid team' \
+        "$SYMRUN" -n "$n" --timeout 60 "$P" badteam
 done
 finish

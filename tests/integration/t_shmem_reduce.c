@@ -8,13 +8,15 @@
  * compares with a fold computed locally.
  *
  * Usage: t_shmem_reduce [team|scan|subteam|toall|large|chain]  (default: all)
- *        t_shmem_reduce badcount|badaddr: a bad argument, which must end the job
+ *        t_shmem_reduce badcount|badaddr|badteam: a bad argument, which must end the job
+ *        t_shmem_reduce perf: microseconds per long sum reduce of 1 and 1024
  */
 #include <complex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The _to_all forms are deprecated, and tested on purpose. */
 #define SHMEMX_NO_DEPRECATION_WARNINGS
@@ -437,6 +439,30 @@ int main(int argc, char **argv)
     buf_b = shmem_malloc(BUF_BYTES);
     if (buf_a == NULL || buf_b == NULL)
         FAIL("shmem_malloc of the scratch buffers failed");
+    if (strcmp(what, "perf") == 0) {
+        for (size_t n = 1; n <= 1024; n *= 1024) {
+            int iters = 2000;
+            for (int it = 0; it < 100; it++)  /* warm-up */
+                shmem_long_sum_reduce(SHMEM_TEAM_WORLD, buf_b, buf_a, n);
+            shmem_barrier_all();
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int it = 0; it < iters; it++)
+                shmem_long_sum_reduce(SHMEM_TEAM_WORLD, buf_b, buf_a, n);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / iters;
+            if (me == 0)
+                printf("perf: shmem_long_sum_reduce of %zu on %d PEs: %.2f us\n", n, npes, us);
+        }
+        shmem_finalize();
+        return 0;
+    }
+    if (strcmp(what, "badteam") == 0) {
+        shmem_long_sum_reduce(SHMEM_TEAM_INVALID, buf_b, buf_a, 4);
+        printf("PE %d: the bad call returned\n", me);
+        shmem_finalize();
+        return 0;
+    }
     if (strcmp(what, "badcount") == 0 || strcmp(what, "badaddr") == 0) {
         static long psync_bad[SHMEM_REDUCE_SYNC_SIZE], pwrk_bad[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
         long priv[4];
