@@ -636,16 +636,17 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define SHMEM_X_ASET_SIZES(X, ...) X(32, __VA_ARGS__) X(64, __VA_ARGS__)
 SHMEM_X_ASET_SIZES(SHMEMX_D_ASET_, ~)
 
-/* Team reductions and 1.6's prefix reductions, every operator and type. */
+/* Team reductions, every operator and type; 1.6's prefix reductions exist
+ * for SUM alone (shmem_TYPE_sum_inscan/exscan), on every type SUM has. */
 #define SHMEMX_D_RED_T_(N, T, OP)                                                       \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source,         \
-                                  size_t nreduce);                                     \
-    int shmem_##N##_##OP##_inscan(shmem_team_t team, T *dest, const T *source,         \
-                                  size_t nelems);                                      \
-    int shmem_##N##_##OP##_exscan(shmem_team_t team, T *dest, const T *source,         \
-                                  size_t nelems);
+                                  size_t nreduce);
 #define SHMEMX_D_RED_(OP, TAB, _) TAB(SHMEMX_D_RED_T_, OP)
 SHMEM_X_RED_OPS(SHMEMX_D_RED_, ~)
+#define SHMEMX_D_SCAN_T_(N, T, _)                                                       \
+    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems); \
+    int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
+SHMEM_X_RED_SUMPROD_TYPES(SHMEMX_D_SCAN_T_, ~)
 #define SHMEMX_D_TOALL_T_(N, T, OP)                                                     \
     SHMEMX_DEPRECATED void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, \
                                                      int PE_start, int logPE_stride,   \
@@ -794,11 +795,12 @@ SHMEM_X_RMA_STD_TYPES(SHMEMX_CXX_COLL_, ~)
 
 #define SHMEMX_CXX_RED_T_(N, T, OP)                                                     \
     inline int shmem_##OP##_reduce(shmem_team_t t, T *d, const T *s, size_t n)         \
-    { return shmem_##N##_##OP##_reduce(t, d, s, n); }                                  \
-    inline int shmem_##OP##_inscan(shmem_team_t t, T *d, const T *s, size_t n)         \
-    { return shmem_##N##_##OP##_inscan(t, d, s, n); }                                  \
-    inline int shmem_##OP##_exscan(shmem_team_t t, T *d, const T *s, size_t n)         \
-    { return shmem_##N##_##OP##_exscan(t, d, s, n); }
+    { return shmem_##N##_##OP##_reduce(t, d, s, n); }
+#define SHMEMX_CXX_SCAN_T_(N, T, _)                                                     \
+    inline int shmem_sum_inscan(shmem_team_t t, T *d, const T *s, size_t n)            \
+    { return shmem_##N##_sum_inscan(t, d, s, n); }                                     \
+    inline int shmem_sum_exscan(shmem_team_t t, T *d, const T *s, size_t n)            \
+    { return shmem_##N##_sum_exscan(t, d, s, n); }
 SHMEM_X_RED_BIT_GTYPES(SHMEMX_CXX_RED_T_, and)
 SHMEM_X_RED_BIT_GTYPES(SHMEMX_CXX_RED_T_, or)
 SHMEM_X_RED_BIT_GTYPES(SHMEMX_CXX_RED_T_, xor)
@@ -806,6 +808,7 @@ SHMEM_X_RED_MINMAX_GTYPES(SHMEMX_CXX_RED_T_, min)
 SHMEM_X_RED_MINMAX_GTYPES(SHMEMX_CXX_RED_T_, max)
 SHMEM_X_RED_SUMPROD_GTYPES(SHMEMX_CXX_RED_T_, sum)
 SHMEM_X_RED_SUMPROD_GTYPES(SHMEMX_CXX_RED_T_, prod)
+SHMEM_X_RED_SUMPROD_GTYPES(SHMEMX_CXX_SCAN_T_, ~)
 
 /* Deprecated generic names of 1.3 and 1.4. */
 #define SHMEMX_CXX_OLD_T_(N, T, _)                                                      \
@@ -908,20 +911,8 @@ SHMEM_X_OLD_WAIT_TYPES(SHMEMX_CXX_OLD_WAIT_T_, ~)
 #define shmem_max_reduce(...)  SHMEMX_G2_(SHMEM_X_RED_MINMAX_GTYPES, max_reduce, __VA_ARGS__)
 #define shmem_sum_reduce(...)  SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, prod_reduce, __VA_ARGS__)
-#define shmem_and_inscan(...)  SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, and_inscan, __VA_ARGS__)
-#define shmem_or_inscan(...)   SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, or_inscan, __VA_ARGS__)
-#define shmem_xor_inscan(...)  SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, xor_inscan, __VA_ARGS__)
-#define shmem_min_inscan(...)  SHMEMX_G2_(SHMEM_X_RED_MINMAX_GTYPES, min_inscan, __VA_ARGS__)
-#define shmem_max_inscan(...)  SHMEMX_G2_(SHMEM_X_RED_MINMAX_GTYPES, max_inscan, __VA_ARGS__)
 #define shmem_sum_inscan(...)  SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, sum_inscan, __VA_ARGS__)
-#define shmem_prod_inscan(...) SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, prod_inscan, __VA_ARGS__)
-#define shmem_and_exscan(...)  SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, and_exscan, __VA_ARGS__)
-#define shmem_or_exscan(...)   SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, or_exscan, __VA_ARGS__)
-#define shmem_xor_exscan(...)  SHMEMX_G2_(SHMEM_X_RED_BIT_GTYPES, xor_exscan, __VA_ARGS__)
-#define shmem_min_exscan(...)  SHMEMX_G2_(SHMEM_X_RED_MINMAX_GTYPES, min_exscan, __VA_ARGS__)
-#define shmem_max_exscan(...)  SHMEMX_G2_(SHMEM_X_RED_MINMAX_GTYPES, max_exscan, __VA_ARGS__)
 #define shmem_sum_exscan(...)  SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, sum_exscan, __VA_ARGS__)
-#define shmem_prod_exscan(...) SHMEMX_G2_(SHMEM_X_RED_SUMPROD_GTYPES, prod_exscan, __VA_ARGS__)
 
 /* Deprecated generic names of 1.3 and 1.4, onto the current calls. */
 #define shmem_cswap(...) SHMEMX_G1_(SHMEM_X_OLD_AMO_TYPES, atomic_compare_swap, __VA_ARGS__)

@@ -81,15 +81,20 @@
  */
 #define SR_BLOCK 32
 
+#define SR_LOOP(OP, T, W, io, in, n) \
+    do { \
+        size_t i = 0; \
+        for (; i + SR_BLOCK <= (n); i += SR_BLOCK) \
+            for (size_t j = 0; j < SR_BLOCK; j++) \
+                (io)[i + j] = SR_EXPR_##OP(T, W, (io)[i + j], (in)[i + j]); \
+        for (; i < (n); i++) \
+            (io)[i] = SR_EXPR_##OP(T, W, (io)[i], (in)[i]); \
+    } while (0)
+
 #define SR_KERNEL(OP, DT, T, W) \
     static void sr_k2_##DT##_##OP(T *restrict io, const T *restrict in, size_t n) \
     { \
-        size_t i = 0; \
-        for (; i + SR_BLOCK <= n; i += SR_BLOCK) \
-            for (size_t j = 0; j < SR_BLOCK; j++) \
-                io[i + j] = SR_EXPR_##OP(T, W, io[i + j], in[i + j]); \
-        for (; i < n; i++) \
-            io[i] = SR_EXPR_##OP(T, W, io[i], in[i]); \
+        SR_LOOP(OP, T, W, io, in, n); \
     } \
     static void sr_k_##DT##_##OP(void *inout_v, const void *in_v, size_t n) \
     { \
@@ -98,12 +103,7 @@
             return; \
         } \
         T *io = inout_v; \
-        size_t i = 0; \
-        for (; i + SR_BLOCK <= n; i += SR_BLOCK) \
-            for (size_t j = 0; j < SR_BLOCK; j++) \
-                io[i + j] = SR_EXPR_##OP(T, W, io[i + j], io[i + j]); \
-        for (; i < n; i++) \
-            io[i] = SR_EXPR_##OP(T, W, io[i], io[i]); \
+        SR_LOOP(OP, T, W, io, io, n); \
     }
 
 #define SR_KERNELS_OF(en, T, name, cls, W) SR_OPS_##cls(SR_KERNEL, en, T, W)

@@ -140,8 +140,13 @@ P2P_T(USE_P2P, ~)
     {                                                                                  \
         static T d[2], s[2];                                                           \
         shmem_##OP##_reduce(SHMEM_TEAM_WORLD, d, s, 2);                                \
-        shmem_##OP##_inscan(SHMEM_TEAM_WORLD, d, s, 2);                                \
-        shmem_##OP##_exscan(SHMEM_TEAM_WORLD, d, s, 2);                                \
+    }
+#define USE_SCAN(N, T, _)                                                              \
+    void use_scan_##N(void)                                                            \
+    {                                                                                  \
+        static T d[2], s[2];                                                           \
+        shmem_sum_inscan(SHMEM_TEAM_WORLD, d, s, 2);                                   \
+        shmem_sum_exscan(SHMEM_TEAM_WORLD, d, s, 2);                                   \
     }
 RED_BIT_T(USE_RED, and)
 RED_BIT_T(USE_RED, or)
@@ -150,6 +155,7 @@ RED_MINMAX_T(USE_RED, min)
 RED_MINMAX_T(USE_RED, max)
 RED_SUMPROD_T(USE_RED, sum)
 RED_SUMPROD_T(USE_RED, prod)
+RED_SUMPROD_T(USE_SCAN, ~)
 
 #define USE_OLD(N, T, _)                                                               \
     void use_old_##N(void)                                                             \

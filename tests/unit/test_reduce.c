@@ -68,18 +68,14 @@ static double small(void)
         } \
         T *io = malloc(cap * sizeof(T)); \
         assert_non_null(io); \
-        memcpy(io, a, cap * sizeof(T)); \
-        sr_reduce_apply(en, op, io, b, n); \
-        for (size_t i = 0; i < cap; i++) \
-            if (!EQ_##cls(io[i], want[i])) \
-                fail_msg("%s %s n=%zu: element %zu differs", sr_dtype_name(en), \
-                         sr_rop_name(op), n, i); \
-        memcpy(io, a, cap * sizeof(T)); \
-        sr_reduce_apply(en, op, io, io, n); \
-        for (size_t i = 0; i < cap; i++) \
-            if (!EQ_##cls(io[i], self[i])) \
-                fail_msg("%s %s in place n=%zu: element %zu differs", sr_dtype_name(en), \
-                         sr_rop_name(op), n, i); \
+        for (int inplace = 0; inplace < 2; inplace++) { \
+            memcpy(io, a, cap * sizeof(T)); \
+            sr_reduce_apply(en, op, io, inplace ? io : b, n); \
+            for (size_t i = 0; i < cap; i++) \
+                if (!EQ_##cls(io[i], (inplace ? self : want)[i])) \
+                    fail_msg("%s %s%s n=%zu: element %zu differs", sr_dtype_name(en), \
+                             sr_rop_name(op), inplace ? " in place" : "", n, i); \
+        } \
         free(io); free(a); free(b); free(want); free(self); \
     }
 
