@@ -31,6 +31,14 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# The heap of each PE is backed by memory (shm files for OSHMEM): keep it sane.
+case ${window:-64} in
+    *[!0-9]*) echo "--window takes MiB, 64 to 1024" >&2; exit 2 ;;
+esac
+if [ "${window:-64}" -lt 64 ] || [ "${window:-64}" -gt 1024 ]; then
+    echo "--window takes MiB, 64 to 1024" >&2
+    exit 2
+fi
 [ -n "$reps" ] || { [ -n "$quick" ] && reps=2 || reps=5; }
 [ -n "$quick" ] && limit=120 || limit=300
 mkdir -p "$out"
