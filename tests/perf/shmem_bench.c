@@ -21,8 +21,10 @@
  * Output from PE 0, one line per point: "metric mode npes size value unit",
  * unit GB/s or us.
  *
- *   shmem_bench [--quick] [--window MiB] [--rma|--no-rma] [--no-coll]
- * RMA runs by default only with 2 PEs.
+ *   shmem_bench [--quick] [--window MiB] [--rma|--no-rma] [--coll LIST]
+ * RMA runs by default only with 2 PEs; LIST names the collectives to time,
+ * comma-separated (default all: barrier,bcast,reduce,fcollect,alltoall), or
+ * "none".
  */
 #include <shmem.h>
 #include <stdint.h>
@@ -223,6 +225,19 @@ static void run_rma(size_t window)
 
 /* ---- collectives ---------------------------------------------------------- */
 
+/* Whether the comma-separated list holds name (NULL: every name). */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    if (list == NULL)
+        return 1;
+    for (const char *p = list; *p != '\0'; p++)
+        if ((p == list || p[-1] == ',') && strncmp(p, name, n) == 0 &&
+            (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 enum { C_BARRIER, C_BCAST, C_REDUCE, C_FCOLLECT, C_ALLTOALL, C_N };
 static const char *const cname[C_N] = {"barrier", "bcast", "reduce", "fcollect", "alltoall"};
 
@@ -338,7 +353,7 @@ static double coll_point(struct coll *c, int op, size_t n)
     return sum / npes;
 }
 
-static void run_coll(void)
+static void run_coll(const char *list)
 {
     struct coll c;
     size_t most = (size_t)MAX_LONGS * (size_t)npes;
@@ -358,7 +373,9 @@ static void run_coll(void)
     for (size_t i = 0; i < nsync; i++)
         c.psync[i] = SHMEM_SYNC_VALUE;
     shmem_barrier_all();
-    for (int op = 0; op < C_N; op++)
+    for (int op = 0; op < C_N; op++) {
+        if (!in_list(list, cname[op]))
+            continue;
         for (size_t n = 1; n <= MAX_LONGS; n *= MAX_LONGS) {
             double us = coll_point(&c, op, n);
             if (me == 0)
@@ -366,6 +383,7 @@ static void run_coll(void)
             if (op == C_BARRIER)
                 break;
         }
+    }
     shmem_barrier_all();
     shmem_free(c.ctl);
     shmem_free(c.res);
@@ -378,7 +396,8 @@ static void run_coll(void)
 int main(int argc, char **argv)
 {
     size_t window = (size_t)64 << 20;
-    int quick = 0, rma = -1, coll = 1;
+    int quick = 0, rma = -1;
+    const char *coll = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -388,11 +407,11 @@ int main(int argc, char **argv)
             rma = 1;
         else if (strcmp(argv[i], "--no-rma") == 0)
             rma = 0;
-        else if (strcmp(argv[i], "--no-coll") == 0)
-            coll = 0;
+        else if (strcmp(argv[i], "--coll") == 0 && i + 1 < argc)
+            coll = argv[++i];
         else {
             fprintf(stderr, "usage: shmem_bench [--quick] [--window MiB] [--rma|--no-rma] "
-                            "[--no-coll]\n");
+                            "[--coll LIST]\n");
             return 2;
         }
     }
@@ -411,8 +430,8 @@ int main(int argc, char **argv)
     }
     if (rma)
         run_rma(window);
-    if (coll)
-        run_coll();
+    if (coll == NULL || strcmp(coll, "none") != 0)
+        run_coll(coll);
     shmem_finalize();
     return 0;
 }
