@@ -422,7 +422,7 @@ int main(int argc, char **argv)
     }
     if (window < 4 * MAX_SIZE)
         window = 4 * MAX_SIZE;
-    budget = quick ? 0.01 : 0.08;
+    budget = quick ? 0.01 : 0.1;
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();

@@ -39,7 +39,7 @@ if [ "${window:-64}" -lt 64 ] || [ "${window:-64}" -gt 1024 ]; then
     echo "--window takes MiB, 64 to 1024" >&2
     exit 2
 fi
-[ -n "$reps" ] || { [ -n "$quick" ] && reps=2 || reps=5; }
+[ -n "$reps" ] || { [ -n "$quick" ] && reps=2 || reps=7; }
 [ -n "$quick" ] && limit=120 || limit=300
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
