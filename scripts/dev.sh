@@ -12,7 +12,8 @@ BUILD_DIR=${BUILD_DIR:-$top/build}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libibverbs-dev
-rdma-core ibverbs-providers libhwloc-dev libcmocka-dev libssl-dev openmpi-bin procps"
+rdma-core ibverbs-providers libhwloc-dev libcmocka-dev libssl-dev openmpi-bin procps
+libopenmpi-dev gnuplot-nox"
 # The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh);
 # the multi-host tests use network namespaces; the frame fuzzer needs clang.
 RXE_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod ibverbs-utils perftest
