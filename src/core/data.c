@@ -127,6 +127,17 @@ static symrail_status_t sr_data_move(const char *name)
         sr_error("installing the handler that guards the data segment's move failed: %m");
         goto err_unmap;
     }
+    /* When this library is linked into the executable, its lazily bound
+     * calls write their GOT entries in the segment itself: bind every call of
+     * the frozen window (and of the handler) before the segment is frozen. */
+    {
+        char a[8] = { 0 }, b[8];
+        volatile size_t n = sizeof(b);  /* a call to memcpy, not inlined moves */
+        memcpy(b, a, n);
+        (void)mremap(NULL, 0, 0, 0);
+        (void)sysconf(_SC_PAGESIZE);
+        sched_yield();
+    }
     __atomic_store_n(&sr_data_freezing, 1, __ATOMIC_RELEASE);
     if (mprotect(sr_data_lo, sr_data_len, PROT_READ) != 0) {
         st = sr_status_from_errno(errno);
