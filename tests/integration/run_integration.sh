@@ -10,7 +10,7 @@ for n in 1 2 3 4; do
 done
 for bad in "pe|shmem_int_atomic_add: pe [0-9]+ is out of range" \
     "misaligned|shmem_long_atomic_fetch_add: dest 0x[0-9a-f]+ is not aligned to 8 bytes" \
-    "local|shmem_ctx_int_atomic_fetch_inc: dest 0x[0-9a-f]+ is not in the symmetric heap"; do
+    "local|shmem_ctx_int_atomic_fetch_inc: dest 0x[0-9a-f]+ is (not|neither) in the symmetric heap"; do
     run_case "shmem atomic with a bad ${bad%%|*} ends the job" nonzero "${bad#*|}" \
         "$SYMRUN" -n 2 --timeout 60 "$T/t_shmem_amo" "${bad%%|*}"
 done

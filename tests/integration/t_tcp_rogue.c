@@ -19,6 +19,7 @@
  */
 #include "tcommon.h"
 #include "tl/tcp/frame.h"
+#include "core/rt.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -297,7 +298,12 @@ static int victim(void)
     T_CHECK(symrail_barrier_all());
     if (me == 0) {
         const char *job = getenv("PMIX_NAMESPACE");
+        char len[32];
         write_file(dir, "job", job ? job : "");
+        /* The heap region is SYMRAIL_HEAP_SIZE plus the library's reserved
+         * part: the attacks aim at its real end. */
+        snprintf(len, sizeof(len), "%zu", sr_rt.heap_size);
+        write_file(dir, "heap", len);
         write_file(dir, "ready", "1");
     }
     time_t t0 = time(NULL);

@@ -25,8 +25,8 @@ while read -r what msg; do
 done <<'CASES'
 pe shmem_long_put: pe [0-9]+ is out of range
 negpe shmem_int_g: pe -1 is out of range
-dest shmem_long_put: dest 0x[0-9a-f]+ is not in the symmetric heap
-source shmem_getmem: source 0x[0-9a-f]+ is not in the symmetric heap
+dest shmem_long_put: dest 0x[0-9a-f]+ is (not|neither) in the symmetric heap
+source shmem_getmem: source 0x[0-9a-f]+ is (not|neither) in the symmetric heap
 past_end shmem_putmem: dest 0x[0-9a-f]+ \+ [0-9]+ bytes runs past the end
 stride shmem_long_iput: dst -1 is negative
 bstride shmem_ctx_double_ibget: sst -2 is negative
