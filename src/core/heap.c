@@ -15,9 +15,16 @@ symrail_status_t sr_heap_init(void)
     symrail_status_t st;
 
     /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
-    /* The teams' slots come on top of what the user asked for. */
+    /* The teams' slots come out of the heap's start, so that the heap every
+     * transport registers is SYMRAIL_HEAP_SIZE as before. */
     size_t reserved = SR_ALIGN_UP(SR_HEAP_RESERVED + sr_team_reserved_size(), page);
-    size = SR_ALIGN_UP(size, page) + reserved;
+    size = SR_ALIGN_UP(size, page);
+    if (reserved + 64 * 1024 > size) {
+        sr_error("SYMRAIL_HEAP_SIZE=%llu leaves too little room for the teams' %zu reserved "
+                 "bytes (SYMRAIL_TEAMS_MAX x SYMRAIL_TEAM_SCRATCH); raise the heap or lower "
+                 "those", (unsigned long long)size, reserved);
+        return SYMRAIL_ERR_INVALID;
+    }
     sr_shm_clean_stale();
     sr_shm_name(sr_rt.heap_name, sizeof(sr_rt.heap_name), bi->job, bi->rank, "heap");
     size_t align = SR_HEAP_MAX_BASE_ALIGN;

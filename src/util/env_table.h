@@ -53,9 +53,9 @@ SR_ENV(test_node_size, SYMRAIL_TEST_NODE_SIZE, UINT, "0", "0..1048576",
        "Testing only: PEs count as on one node only if their ranks divided by N are equal, so that shared memory does not carry the others (0: as the launcher says)")
 SR_ENV(test_hold_lane, SYMRAIL_TEST_HOLD_LANE, STRING, "", "*",
        "Testing only: LANE:MS holds each completion of a slice on lane LANE back for MS milliseconds, so that operations stay outstanding (quiet isolation tests)")
-SR_ENV(teams_max,     SYMRAIL_TEAMS_MAX,     UINT,   "64", "3..4096",
+SR_ENV(teams_max,     SYMRAIL_TEAMS_MAX,     UINT,   "32", "3..4096",
        "Teams that may exist at once (world and shared included); each has synchronisation words and a scratch area in a reserved part of the symmetric heap")
-SR_ENV(team_scratch,  SYMRAIL_TEAM_SCRATCH,  SIZE,   "64K", "4K..1G",
+SR_ENV(team_scratch,  SYMRAIL_TEAM_SCRATCH,  SIZE,   "16K", "4K..1G",
        "Scratch bytes per team in the reserved heap; larger collective payloads go through it in chunks")
 SR_ENV(stats,         SYMRAIL_STATS,         BOOL,   "0", "0..1",
        "Print per-PE transfer counters at finalize")

@@ -34,6 +34,9 @@ bad root 'shmem_long_broadcast: PE_root 6 is not a member of the team'
 bad psync 'shmem_broadcast64: pSync 0x[0-9a-f]+ is not in the symmetric heap'
 bad nonmember 'shmem_barrier: PE 0 is not in the active set'
 bad overrun 'shmem_long_fcollect: dest 0x[0-9a-f]+ \+ [0-9]+ bytes runs past the end'
+run_case "a heap too small for the teams' reserved slots is a clear init error" nonzero \
+    "SYMRAIL_HEAP_SIZE=262144 leaves too little room for the teams" \
+    env SYMRAIL_HEAP_SIZE=256K "$SYMRUN" -n 2 --timeout 60 "$T/t_coll" 1
 run_case "a destroyed team is refused" 0 '^ok: a destroyed team is refused' \
     "$SYMRUN" -n 3 --timeout 60 "$T/t_coll" badteam
 finish
