@@ -15,33 +15,6 @@ void sr_api_not_up(const char *fn)
              sr_rt.state == SR_STATE_DOWN ? "after symrail_finalize" : "before symrail_init");
 }
 
-uint64_t sr_api_sym_other(const char *fn, const char *arg, const void *addr, size_t len)
-{
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
-    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    uintptr_t dlo = (uintptr_t)sr_rt.data_base, dhi = dlo + sr_rt.data_len;
-    if (a >= dlo && a < dhi && sr_rt.data_on) {
-        if (len <= dhi - a)
-            return SR_DATA_BIT | (a - dlo);
-        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric data segment (%p)",
-                 fn, arg, addr, len, (void *)dhi);
-    } else if ((a >= dlo && a < dhi) || sr_data_contains(addr)) {
-        sr_error("%s: %s %p is a global or static variable, and those are not symmetric in "
-                 "this job (see the warning at init); use the symmetric heap", fn, arg, addr);
-    } else if (a >= lo && a < hi) {
-        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg,
-                 addr, len, (void *)hi);
-    } else if (sr_rt.data_on) {
-        sr_error("%s: %s %p is neither in the symmetric heap [%p, %p) nor a global or static "
-                 "variable of the executable [%p, %p)", fn, arg, addr, (void *)lo, (void *)hi,
-                 (void *)dlo, (void *)dhi);
-    } else {
-        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, addr, (void *)lo,
-                 (void *)hi);
-    }
-    return SR_API_OFF_BAD;
-}
-
 void sr_api_fatal(const char *fn, symrail_status_t st)
 {
     char msg[256];
@@ -240,12 +213,7 @@ void *symrail_ptr(const void *addr, int pe)
      * (TCP offers no load/store view, not even of ourselves). */
     if (pe == sr_rt.my_pe)
         return (void *)addr;
-    if (off & SR_DATA_BIT) {
-        char *data = sr_rt.peers[pe].data_base;
-        return data ? data + SR_OFF_IN(off) : NULL;
-    }
-    char *base = sr_rt.peers[pe].base;
-    return base ? base + off : NULL;
+    return sr_sym_peer_addr(pe, off);
 }
 
 /* ---- contexts ------------------------------------------------------------------ */

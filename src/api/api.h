@@ -36,13 +36,6 @@ static inline __attribute__((always_inline)) int sr_api_pe_ok(const char *fn, in
     return 0;
 }
 
-/* Not in the heap: in the data segment (global and static variables), its
- * offset with SR_DATA_BIT; or SR_API_OFF_BAD, logged.  Out of line and by
- * value, so that the heap's check stays as short as it was. */
-#define SR_API_OFF_BAD UINT64_MAX
-__attribute__((noinline)) uint64_t sr_api_sym_other(const char *fn, const char *arg,
-                                                    const void *addr, size_t len);
-
 /* [addr, addr+len) lies in the user part of the symmetric heap: the first
  * test of the data paths, which take anything else out of line (a call
  * that the fast path returns through would make it save registers). */
@@ -74,9 +67,9 @@ static inline __attribute__((always_inline)) int sr_api_sym_ok(const char *fn, c
 {
     if (sr_likely(sr_api_in_heap(addr, len, off_p)))
         return 1;
-    uint64_t off = sr_api_sym_other(fn, arg, addr, len);
+    uint64_t off = sr_sym_off(fn, arg, addr, len);
     *off_p = off;
-    return off != SR_API_OFF_BAD;
+    return off != SR_OFF_BAD;
 }
 
 /* The private buffer of a put or get must at least not wrap around. */

@@ -15,19 +15,8 @@
 
 int sr_coll_sym(const char *fn, const char *arg, const void *p, size_t len, uint64_t *off_p)
 {
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
-    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    if (a >= lo && a <= hi && len <= hi - a) {
-        *off_p = a - (uintptr_t)sr_rt.heap_base;
-        return 1;
-    }
-    if (a >= lo && a < hi)
-        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg, p,
-                 len, (void *)hi);
-    else
-        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, p, (void *)lo,
-                 (void *)hi);
-    return 0;
+    *off_p = sr_sym_off(fn, arg, p, len);
+    return *off_p != SR_OFF_BAD;
 }
 
 symrail_status_t sr_cop_begin(const char *fn, sr_team_t *team, sr_cop_t *cop)

@@ -79,7 +79,8 @@ symrail_status_t sr_cm_pipe(sr_cop_t *cop, int to, int from, uint64_t kbase, con
 typedef void (*sr_combine_fn_t)(void *arg, void *inout, const void *in, size_t nbytes);
 symrail_status_t sr_coll_allreduce_fn(sr_cop_t *cop, void *buf, size_t nbytes, size_t esize,
                                       sr_combine_fn_t combine, void *arg);
-/* Heap offset of [p, p+len) in the user part, or logs naming fn and arg. */
+/* Symmetric offset of [p, p+len) (user heap or data segment), or logs
+ * naming fn and arg. */
 int sr_coll_sym(const char *fn, const char *arg, const void *p, size_t len, uint64_t *off_p);
 
 #endif

@@ -26,7 +26,7 @@ typedef struct {
     const char *fn;
     sr_ctx_t   *ctx;
     int         start, lstride, size, me;
-    uint64_t    ps;  /* heap offset of pSync */
+    uint64_t    ps;  /* symmetric offset of pSync */
     long       *psync;
 } sr_aset_t;
 
@@ -284,7 +284,7 @@ symrail_status_t sr_coll_alltoalls_aset(const char *fn, void *dest, const void *
             char *s = (char *)src + ((size_t)to * nelems + k) * (size_t)sst * esize;
             uint64_t d = doff + ((size_t)a.me * nelems + k) * (size_t)dst * esize;
             if (i == 0)
-                memcpy(sr_rt.heap_base + d, s, esize);
+                memcpy(sr_sym_addr(d), s, esize);
             else
                 st = sr_rma(a.ctx, 1, s, d, esize, pe, 1);
         }

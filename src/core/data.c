@@ -80,6 +80,35 @@ int sr_data_contains(const void *addr)
     return (uintptr_t)addr >= seg.lo && (uintptr_t)addr < seg.hi;
 }
 
+uint64_t sr_sym_off(const char *fn, const char *arg, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
+    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
+    uintptr_t dlo = (uintptr_t)sr_rt.data_base, dhi = dlo + sr_rt.data_len;
+    if (a >= lo && a < hi && len <= hi - a)
+        return a - (uintptr_t)sr_rt.heap_base;
+    if (a >= dlo && a < dhi && sr_rt.data_on) {
+        if (len <= dhi - a)
+            return SR_DATA_BIT | (a - dlo);
+        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric data segment (%p)",
+                 fn, arg, addr, len, (void *)dhi);
+    } else if ((a >= dlo && a < dhi) || sr_data_contains(addr)) {
+        sr_error("%s: %s %p is a global or static variable, and those are not symmetric in "
+                 "this job (see the warning at init); use the symmetric heap", fn, arg, addr);
+    } else if (a >= lo && a < hi) {
+        sr_error("%s: %s %p + %zu bytes runs past the end of the symmetric heap (%p)", fn, arg,
+                 addr, len, (void *)hi);
+    } else if (sr_rt.data_on) {
+        sr_error("%s: %s %p is neither in the symmetric heap [%p, %p) nor a global or static "
+                 "variable of the executable [%p, %p)", fn, arg, addr, (void *)lo, (void *)hi,
+                 (void *)dlo, (void *)dhi);
+    } else {
+        sr_error("%s: %s %p is not in the symmetric heap [%p, %p)", fn, arg, addr, (void *)lo,
+                 (void *)hi);
+    }
+    return SR_OFF_BAD;
+}
+
 /* Pages never written are zero in the object already: copying them would
  * only back them with memory (a large BSS costs nothing until touched). */
 static void sr_data_copy(char *dst, const char *src, size_t len)

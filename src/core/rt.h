@@ -260,6 +260,29 @@ symrail_status_t sr_data_init(void);
 void sr_data_fini(void);
 /* Is addr in the executable's data segment (for messages)? */
 int sr_data_contains(const void *addr);
+/* The symmetric offset of [addr, addr+len): in the user part of the heap,
+ * or in the symmetric data segment (with SR_DATA_BIT); SR_OFF_BAD, logged
+ * naming fn and arg, for anything else.  Out of line: the callers test the
+ * heap inline first. */
+#define SR_OFF_BAD UINT64_MAX
+uint64_t sr_sym_off(const char *fn, const char *arg, const void *addr, size_t len)
+    __attribute__((noinline));
+
+/* This PE's address of a symmetric offset (heap or data segment). */
+static inline char *sr_sym_addr(uint64_t off)
+{
+    if (off & SR_DATA_BIT)
+        return sr_rt.data_base + SR_OFF_IN(off);
+    return sr_rt.heap_base + off;
+}
+
+/* Where pe's word at a symmetric offset can be loaded and stored from this
+ * process, or NULL (no load/store view of that peer's region). */
+static inline char *sr_sym_peer_addr(int pe, uint64_t off)
+{
+    char *base = (off & SR_DATA_BIT) ? sr_rt.peers[pe].data_base : sr_rt.peers[pe].base;
+    return base ? base + SR_OFF_IN(off) : NULL;
+}
 
 /* init.c */
 symrail_status_t sr_core_init(int thread_level);

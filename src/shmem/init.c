@@ -184,12 +184,7 @@ void *shmem_ptr(const void *dest, int pe)
         return NULL;  /* not symmetric: no pointer (logged) */
     if (pe == sr_rt.my_pe)
         return (void *)dest;
-    if (off & SR_DATA_BIT) {
-        char *data = sr_rt.peers[pe].data_base;
-        return data ? data + SR_OFF_IN(off) : NULL;
-    }
-    char *base = sr_rt.peers[pe].base;
-    return base ? base + off : NULL;
+    return sr_sym_peer_addr(pe, off);
 }
 
 void shmem_info_get_version(int *major, int *minor)

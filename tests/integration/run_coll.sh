@@ -31,7 +31,7 @@ bad() {
 }
 bad badteam 'shmem_team_sync: team .* is not a valid team'
 bad root 'shmem_long_broadcast: PE_root 6 is not a member of the team'
-bad psync 'shmem_broadcast64: pSync 0x[0-9a-f]+ is not in the symmetric heap'
+bad psync 'shmem_broadcast64: pSync 0x[0-9a-f]+ is (not|neither) in the symmetric heap'
 bad nonmember 'shmem_barrier: PE 0 is not in the active set'
 bad overrun 'shmem_long_fcollect: dest 0x[0-9a-f]+ \+ [0-9]+ bytes runs past the end'
 run_case "a heap too small for the teams' reserved slots is a clear init error" nonzero \

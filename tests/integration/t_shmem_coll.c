@@ -4,6 +4,8 @@
  * naming the call and the argument).
  *   t_shmem_coll             the calls
  *   t_shmem_coll bad CASE    badteam, root, psync, nonmember, overrun
+ * Global and static buffers, pSync and pWrk are as symmetric as the heap's:
+ * every collective takes them (statics()).
  */
 #include <shmem.h>
 
@@ -12,17 +14,127 @@
 
 #include "tcommon.h"
 
-static long psync[2][SHMEM_BCAST_SYNC_SIZE];
+/* Static buffers for up to S_MAXPE PEs; S_N elements make two chunks of
+ * pWrk in the active-set reduction. */
+#define S_MAXPE 8
+#define S_N     40
+static long s_src[S_N * S_MAXPE], s_dst[S_N * S_MAXPE], s_one;
+static long s_wrk[S_N / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static long s_ps[SHMEM_REDUCE_SYNC_SIZE];
+long g_ps[SHMEM_BCAST_SYNC_SIZE] = { SHMEM_SYNC_VALUE };  /* in .data, not .bss */
+
+static void s_reset(int n, int it)
+{
+    int me = shmem_my_pe();
+    for (int i = 0; i < S_N * S_MAXPE; i++) {
+        s_src[i] = me * 10000 + i * 10 + it;
+        s_dst[i] = -1;
+    }
+    (void)n;
+    shmem_barrier_all();
+}
+
+static void s_psync_clean(const long *ps, int words)
+{
+    for (int q = 0; q < words; q++)
+        T_ASSERT(ps[q] == SHMEM_SYNC_VALUE, "static pSync[%d] = %ld", q, ps[q]);
+}
+
+#define S_V(pe, i, it) ((long)(pe) * 10000 + (i) * 10 + (it))
+
+static void statics(int me, int n, int iters)
+{
+    if (n > S_MAXPE)
+        return;
+    for (int it = 0; it < iters; it++) {
+        int root = it % n;
+        /* Active-set forms: static dest, source, pSync and pWrk. */
+        s_reset(n, it);
+        shmem_broadcast64(s_dst, s_src, S_N, root, 0, 0, n, s_ps);
+        for (int i = 0; i < S_N && me != root; i++)
+            T_ASSERT(s_dst[i] == S_V(root, i, it), "static broadcast64 [%d] = %ld", i, s_dst[i]);
+        shmem_barrier(0, 0, n, g_ps);  /* a pSync in .data */
+        s_psync_clean(s_ps, SHMEM_BCAST_SYNC_SIZE);
+        s_reset(n, it);
+        shmem_fcollect64(s_dst, s_src, S_N, 0, 0, n, s_ps);
+        for (int p = 0; p < n; p++)
+            for (int i = 0; i < S_N; i++)
+                T_ASSERT(s_dst[p * S_N + i] == S_V(p, i, it), "static fcollect64 %d/%d", p, i);
+        s_reset(n, it);
+        shmem_collect64(s_dst, s_src, (size_t)me + 1, 0, 0, n, s_ps);
+        for (int p = 0, at = 0; p < n; at += ++p)
+            for (int i = 0; i <= p; i++)
+                T_ASSERT(s_dst[at + i] == S_V(p, i, it), "static collect64 %d/%d", p, i);
+        s_reset(n, it);
+        shmem_alltoall64(s_dst, s_src, 2, 0, 0, n, s_ps);
+        for (int p = 0; p < n; p++)
+            for (int k = 0; k < 2; k++)
+                T_ASSERT(s_dst[2 * p + k] == S_V(p, 2 * me + k, it), "static alltoall64 %d", p);
+        s_reset(n, it);
+        shmem_alltoalls64(s_dst, s_src, 2, 1, 1, 0, 0, n, s_ps);
+        for (int p = 0; p < n; p++)
+            T_ASSERT(s_dst[2 * p] == S_V(p, me, it) && s_dst[2 * p + 1] == -1,
+                     "static alltoalls64 %d", p);
+        s_reset(n, it);
+        for (int i = 0; i < S_N; i++)
+            s_src[i] = me + i;
+        shmem_long_sum_to_all(s_dst, s_src, S_N, 0, 0, n, s_wrk, s_ps);
+        for (int i = 0; i < S_N; i++)
+            T_ASSERT(s_dst[i] == (long)n * i + (long)n * (n - 1) / 2, "static sum_to_all [%d]", i);
+        shmem_sync(0, 0, n, g_ps);
+        s_psync_clean(s_ps, SHMEM_REDUCE_SYNC_SIZE);
+        s_psync_clean(g_ps, SHMEM_BCAST_SYNC_SIZE);
+
+        /* Team forms: static dest and source. */
+        s_reset(n, it);
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, s_dst, s_src, S_N, root);
+        for (int i = 0; i < S_N; i++)
+            T_ASSERT(s_dst[i] == S_V(root, i, it), "static team broadcast [%d]", i);
+        s_reset(n, it);
+        shmem_long_fcollect(SHMEM_TEAM_WORLD, s_dst, s_src, S_N);
+        for (int p = 0; p < n; p++)
+            T_ASSERT(s_dst[p * S_N + S_N - 1] == S_V(p, S_N - 1, it), "static team fcollect");
+        s_reset(n, it);
+        shmem_long_collect(SHMEM_TEAM_WORLD, s_dst, s_src, (size_t)me + 1);
+        for (int p = 0, at = 0; p < n; at += ++p)
+            T_ASSERT(s_dst[at + p] == S_V(p, p, it), "static team collect %d", p);
+        s_reset(n, it);
+        shmem_long_alltoall(SHMEM_TEAM_WORLD, s_dst, s_src, 2);
+        for (int p = 0; p < n; p++)
+            T_ASSERT(s_dst[2 * p + 1] == S_V(p, 2 * me + 1, it), "static team alltoall %d", p);
+        s_reset(n, it);
+        shmem_long_alltoalls(SHMEM_TEAM_WORLD, s_dst, s_src, 2, 1, 1);
+        for (int p = 0; p < n; p++)
+            T_ASSERT(s_dst[2 * p] == S_V(p, me, it), "static team alltoalls %d", p);
+        s_reset(n, it);
+        for (int i = 0; i < S_N; i++)
+            s_src[i] = me + i;
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, s_dst, s_src, S_N);
+        for (int i = 0; i < S_N; i++)
+            T_ASSERT(s_dst[i] == (long)n * i + (long)n * (n - 1) / 2, "static sum_reduce [%d]", i);
+        s_one = me;
+        shmem_long_max_reduce(SHMEM_TEAM_WORLD, &s_one, &s_one, 1);
+        T_ASSERT(s_one == n - 1, "static in-place max_reduce %ld", s_one);
+        shmem_long_sum_inscan(SHMEM_TEAM_WORLD, s_dst, s_src, S_N);
+        for (int i = 0; i < S_N; i++)
+            T_ASSERT(s_dst[i] == (long)(me + 1) * i + (long)me * (me + 1) / 2,
+                     "static sum_inscan [%d]", i);
+        shmem_long_sum_exscan(SHMEM_TEAM_WORLD, s_dst, s_src, S_N);
+        for (int i = 0; i < S_N && me > 0; i++)
+            T_ASSERT(s_dst[i] == (long)me * i + (long)me * (me - 1) / 2,
+                     "static sum_exscan [%d]", i);
+    }
+}
 
 int main(int argc, char **argv)
 {
-    symrail_init();
+    shmem_init();
     int me = symrail_my_pe(), n = symrail_n_pes();
     long *src = symrail_calloc(64, sizeof(long)), *dst = symrail_calloc(64 * (size_t)n, 8);
     long *ps = symrail_calloc(2 * SHMEM_BCAST_SYNC_SIZE, sizeof(long));
     T_ASSERT(src && dst && ps, "symrail_calloc");
     symrail_barrier_all();
-    (void)psync;
+    long private_ps[SHMEM_BCAST_SYNC_SIZE];
 
     if (argc > 2 && strcmp(argv[1], "bad") == 0) {
         const char *c = argv[2];
@@ -31,14 +143,14 @@ int main(int argc, char **argv)
         else if (strcmp(c, "root") == 0)
             shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, 1, n + 3);
         else if (strcmp(c, "psync") == 0)
-            shmem_broadcast64(dst, src, 1, 0, 0, 0, n, psync[0]);  /* not in the heap */
+            shmem_broadcast64(dst, src, 1, 0, 0, 0, n, private_ps);  /* not symmetric */
         else if (strcmp(c, "nonmember") == 0 && me == 0)
             shmem_barrier(1, 0, n - 1, ps);
         else if (strcmp(c, "overrun") == 0)
             shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, (size_t)1 << 40);
         symrail_barrier_all();
         printf("not refused: %s\n", c);
-        symrail_finalize();
+        shmem_finalize();
         return 0;
     }
 
@@ -98,9 +210,10 @@ int main(int argc, char **argv)
     }
     if (even != SHMEM_TEAM_INVALID)
         shmem_team_destroy(even);
+    statics(me, n, 6);
     shmem_barrier_all();
     if (me == 0)
         printf("ok: shmem teams and collectives on %d PEs\n", n);
-    symrail_finalize();
+    shmem_finalize();
     return 0;
 }
