@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "shmem/sh.h"
+#include "shmem/sh_team.h"
 
 /* The predefined teams are team.c's; these tentative (common) definitions
  * merge into its definitions, and only let the library link without it.
@@ -50,6 +51,13 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
     }
     if (team == SHMEM_TEAM_WORLD)
         return sr_sh_ctx_new(fn, NULL, options, ctx);
+    /* Binds the predefined teams where the library came up without shmem_init. */
+    if (sr_sh_team_or_null(team) == NULL) {
+        if (ctx)
+            *ctx = SHMEM_CTX_INVALID;
+        sr_error("%s: team %p is not a valid team", fn, (void *)team);
+        return -1;
+    }
     if (team->my_pe < 0) {
         if (ctx)
             *ctx = SHMEM_CTX_INVALID;

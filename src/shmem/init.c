@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "shmem/sh.h"
+#include "shmem/sh_team.h"
 #include "shmemx.h"
 
 #include <stdarg.h>
@@ -59,6 +60,9 @@ static int sr_sh_init(const char *fn, int level)
         }
         sr_sh_inits = 0;
     }
+    /* Team contexts may be made before any team call: the predefined teams
+     * must read as the core's from now on. */
+    sr_sh_teams_bind();
     sr_sh_inits++;
     return 0;
 }

@@ -5,7 +5,8 @@
  *   t_shmem_coll             the calls
  *   t_shmem_coll bad CASE    badteam, root, psync, nonmember, overrun
  * Global and static buffers, pSync and pWrk are as symmetric as the heap's:
- * every collective takes them (statics()).
+ * every collective takes them (statics()).  A team context made right
+ * after shmem_init, before any team call, numbers its PEs in its team.
  */
 #include <shmem.h>
 
@@ -126,9 +127,35 @@ static void statics(int me, int n, int iters)
     }
 }
 
+/* Made before any team call: SHMEM_TEAM_SHARED must be filled in already
+ * (the team calls come only after the context's first use). */
+static void early_team_ctx(void)
+{
+    shmem_ctx_t cw, cs;
+    static long box[2];
+    T_ASSERT(shmem_team_create_ctx(SHMEM_TEAM_WORLD, 0, &cw) == 0, "world team ctx");
+    T_ASSERT(shmem_team_create_ctx(SHMEM_TEAM_SHARED, 0, &cs) == 0, "shared team ctx");
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    shmem_ctx_long_p(cw, &box[0], me, (me + 1) % n);
+    /* Every member of the shared team adds one at its member 0. */
+    shmem_ctx_long_atomic_add(cs, &box[1], 1, 0);
+    shmem_ctx_quiet(cw);
+    shmem_ctx_quiet(cs);
+    shmem_barrier_all();
+    T_ASSERT(box[0] == (me + n - 1) % n, "early world team ctx put: %ld", box[0]);
+    if (shmem_team_my_pe(SHMEM_TEAM_SHARED) == 0)
+        T_ASSERT(box[1] == shmem_team_n_pes(SHMEM_TEAM_SHARED),
+                 "early shared team ctx adds: %ld of %d", box[1],
+                 shmem_team_n_pes(SHMEM_TEAM_SHARED));
+    shmem_ctx_destroy(cw);
+    shmem_ctx_destroy(cs);
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
+    if (argc == 1)
+        early_team_ctx();
     int me = symrail_my_pe(), n = symrail_n_pes();
     long *src = symrail_calloc(64, sizeof(long)), *dst = symrail_calloc(64 * (size_t)n, 8);
     long *ps = symrail_calloc(2 * SHMEM_BCAST_SYNC_SIZE, sizeof(long));
