@@ -9,12 +9,9 @@
  */
 #include "config.h"
 
-#if __has_include(<shmem.h>)
-#include <shmem.h>
-#include <string.h>
+#include "shmem/sh.h"
 
-#include "api/api.h"
-#include "core/team.h"
+#include <string.h>
 
 /* The core's kind of a 4- or 8-byte word. */
 static inline sr_tl_amo_t sr_sh_kind(sr_tl_amo_t kind, size_t width)
@@ -27,24 +24,11 @@ static inline sr_tl_amo_t sr_sh_kind(sr_tl_amo_t kind, size_t width)
 static sr_ctx_t *sr_sh_amo_args(const char *fn, shmem_ctx_t uctx, const void *target,
                                 size_t width, int store, int *pe_p, uint64_t *off_p)
 {
-    sr_ctx_t *ctx = uctx;
-    if (sr_unlikely(sr_rt.state != SR_STATE_UP)) {
-        sr_api_not_up(fn);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
-    if (sr_unlikely(ctx->state != SR_CTX_LIVE) && !sr_api_ctx_check(fn, ctx, store))
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    int pe = *pe_p;
-    if (ctx->team != NULL) {
-        pe = sr_team_world_pe(ctx->team, pe);
-        if (pe < 0) {
-            sr_error("%s: pe %d is not in the context's team", fn, *pe_p);
-            sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-        }
-    }
-    if (!sr_api_pe_ok(fn, pe) ||
-        !sr_api_amo_ok(fn, store ? "dest" : "source", target, width, off_p))
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
+    SR_SH_UP(fn);
+    sr_ctx_t *ctx = sr_sh_ctx_live(fn, uctx, store);
+    int pe = sr_sh_pe(fn, ctx, *pe_p);
+    if (!sr_api_amo_ok(fn, store ? "dest" : "source", target, width, off_p))
+        sr_sh_fail(fn, SYMRAIL_ERR_INVALID);
     *pe_p = pe;
     return ctx;
 }
@@ -58,7 +42,7 @@ static uint64_t sr_sh_amo(const char *fn, shmem_ctx_t uctx, sr_tl_amo_t kind, co
     symrail_status_t st = sr_amo(ctx, sr_sh_kind(kind, width), off, value, cond, pe, &old);
     sr_ctx_leave(ctx);
     if (st != SYMRAIL_OK)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     return old;
 }
 
@@ -68,15 +52,13 @@ static void sr_sh_amo_nbi(const char *fn, shmem_ctx_t uctx, sr_tl_amo_t kind, vo
 {
     uint64_t off;
     sr_ctx_t *ctx = sr_sh_amo_args(fn, uctx, target, width, kind != SR_TL_AMO_FETCH, &pe, &off);
-    if (fetch == NULL) {
-        sr_error("%s: fetch is NULL", fn);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (fetch == NULL)
+        sr_sh_fatal(fn, "fetch is NULL");
     sr_ctx_enter(ctx);
     symrail_status_t st = sr_amo_nbi(ctx, sr_sh_kind(kind, width), off, value, cond, pe, fetch);
     sr_ctx_leave(ctx);
     if (st != SYMRAIL_OK)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
 }
 
 /* A value's bits, and back. */
@@ -326,4 +308,3 @@ SR_SH_AMO_OPS(SR_SH_DEF_)
 SHMEM_X_OLD_AMO_TYPES(SR_SH_OLD_, ~)
 SHMEM_X_OLD_AMO_EXT_TYPES(SR_SH_OLD_EXT_, ~)
 
-#endif /* shmem.h */

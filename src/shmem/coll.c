@@ -4,16 +4,13 @@
  * a failure ends the job naming the call.
  */
 #include "config.h"
-#include "api/api.h"
-#include "core/team.h"
+#include "shmem/sh.h"
 #include "shmem/sh_team.h"
-
-#include <shmem.h>
 
 static void sr_sh_check(const char *fn, symrail_status_t st)
 {
     if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
 }
 
 static void sr_sh_quiet(const char *fn)
@@ -25,7 +22,7 @@ static void sr_sh_quiet(const char *fn)
 void shmem_barrier_all(void)
 {
     static const char fn[] = "shmem_barrier_all";
-    SR_API_UP(fn, );
+    SR_SH_UP(fn);
     sr_sh_quiet(fn);
     sr_sh_check(fn, sr_barrier());
 }
@@ -33,14 +30,14 @@ void shmem_barrier_all(void)
 void shmem_sync_all(void)
 {
     static const char fn[] = "shmem_sync_all";
-    SR_API_UP(fn, );
+    SR_SH_UP(fn);
     sr_sh_check(fn, sr_barrier());
 }
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     static const char fn[] = "shmem_barrier";
-    SR_API_UP(fn, );
+    SR_SH_UP(fn);
     sr_sh_quiet(fn);
     sr_sh_check(fn, sr_coll_barrier_aset(fn, PE_start, logPE_stride, PE_size, pSync));
 }
@@ -48,7 +45,7 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     static const char fn[] = "shmem_sync";
-    SR_API_UP(fn, );
+    SR_SH_UP(fn);
     sr_sh_check(fn, sr_coll_barrier_aset(fn, PE_start, logPE_stride, PE_size, pSync));
 }
 
@@ -153,7 +150,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                             int PE_start, int logPE_stride, int PE_size, long *pSync)        \
     {                                                                                         \
         static const char fn[] = "shmem_broadcast" #S;                                       \
-        SR_API_UP(fn, );                                                                      \
+        SR_SH_UP(fn);                                                                      \
         sr_sh_check(fn, sr_coll_bcast_aset(fn, dest, source, nelems * (S / 8), PE_root,      \
                                            PE_start, logPE_stride, PE_size, pSync));         \
     }                                                                                         \
@@ -161,7 +158,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                           int logPE_stride, int PE_size, long *pSync)                        \
     {                                                                                         \
         static const char fn[] = "shmem_collect" #S;                                         \
-        SR_API_UP(fn, );                                                                      \
+        SR_SH_UP(fn);                                                                      \
         sr_sh_check(fn, sr_coll_collect_aset(fn, dest, source, nelems * (S / 8), PE_start,   \
                                              logPE_stride, PE_size, pSync));                 \
     }                                                                                         \
@@ -169,7 +166,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                            int logPE_stride, int PE_size, long *pSync)                       \
     {                                                                                         \
         static const char fn[] = "shmem_fcollect" #S;                                        \
-        SR_API_UP(fn, );                                                                      \
+        SR_SH_UP(fn);                                                                      \
         sr_sh_check(fn, sr_coll_fcollect_aset(fn, dest, source, nelems * (S / 8), PE_start,  \
                                               logPE_stride, PE_size, pSync));                \
     }                                                                                         \
@@ -177,7 +174,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                            int logPE_stride, int PE_size, long *pSync)                       \
     {                                                                                         \
         static const char fn[] = "shmem_alltoall" #S;                                        \
-        SR_API_UP(fn, );                                                                      \
+        SR_SH_UP(fn);                                                                      \
         sr_sh_check(fn, sr_coll_alltoall_aset(fn, dest, source, nelems * (S / 8), PE_start,  \
                                               logPE_stride, PE_size, pSync));                \
     }                                                                                         \
@@ -186,7 +183,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                             long *pSync)                                                      \
     {                                                                                         \
         static const char fn[] = "shmem_alltoalls" #S;                                       \
-        SR_API_UP(fn, );                                                                      \
+        SR_SH_UP(fn);                                                                      \
         sr_sh_check(fn, sr_coll_alltoalls_aset(fn, dest, source, dst, sst, nelems, S / 8,    \
                                                PE_start, logPE_stride, PE_size, pSync));     \
     }

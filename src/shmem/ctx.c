@@ -8,12 +8,6 @@
 #include "shmem/sh.h"
 #include "shmem/sh_team.h"
 
-/* The predefined teams are team.c's; these tentative (common) definitions
- * merge into its definitions, and only let the library link without it.
- * (Weak ones would not do: libtool's export list leaves weak data out.) */
-__attribute__((common)) struct sr_team shmemx_team_world_obj_;
-__attribute__((common)) struct sr_team shmemx_team_shared_obj_;
-
 static int sr_sh_ctx_new(const char *fn, sr_team_t *team, long options, shmem_ctx_t *ctx)
 {
     SR_SH_UP(fn);
@@ -52,12 +46,8 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
     if (team == SHMEM_TEAM_WORLD)
         return sr_sh_ctx_new(fn, NULL, options, ctx);
     /* Binds the predefined teams where the library came up without shmem_init. */
-    if (sr_sh_team_or_null(team) == NULL) {
-        if (ctx)
-            *ctx = SHMEM_CTX_INVALID;
-        sr_error("%s: team %p is not a valid team", fn, (void *)team);
-        return -1;
-    }
+    if (team == SHMEM_TEAM_SHARED)
+        (void)sr_sh_team_or_null(team);
     if (team->my_pe < 0) {
         if (ctx)
             *ctx = SHMEM_CTX_INVALID;

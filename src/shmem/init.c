@@ -35,7 +35,8 @@ void sr_sh_fatal(const char *fn, const char *fmt, ...)
 
 void sr_sh_not_up(const char *fn)
 {
-    sr_api_not_up(fn);
+    sr_error("%s: called %s", fn,
+             sr_rt.state == SR_STATE_DOWN ? "after shmem_finalize" : "before shmem_init");
     sr_api_fatal(fn, SYMRAIL_ERR_STATE);
 }
 

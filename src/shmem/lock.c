@@ -53,8 +53,8 @@ static void sr_lock_decode(const char *fn, const long *lock, uint64_t tail, int 
 {
     uint64_t pe1 = tail >> SR_LOCK_SLOT_BITS, slot = tail & ((1u << SR_LOCK_SLOT_BITS) - 1);
     if (sr_unlikely(pe1 == 0 || pe1 > (uint64_t)sr_rt.n_pes || slot >= SR_LOCK_SLOTS))
-        sr_sh_die("%s: lock %p holds %#llx, which no lock call wrote (was it set to 0 on "
-                  "every PE before first use, and written by nothing else?)", fn,
+        sr_sh_fatal(fn, "lock %p holds %#llx, which no lock call wrote (was it set to 0 on "
+                  "every PE before first use, and written by nothing else?)",
                   (const void *)lock, (unsigned long long)tail);
     *pe_p = (int)pe1 - 1;
     *slot_p = (int)slot;
@@ -63,7 +63,7 @@ static void sr_lock_decode(const char *fn, const long *lock, uint64_t tail, int 
 /* The lock word's offset and home PE. */
 static uint64_t sr_lock_word(const char *fn, long *lock, int *home_p)
 {
-    sr_sh_up(fn);
+    SR_SH_UP(fn);
     uint64_t off = sr_sh_sym_check(fn, "lock", lock, sizeof(long), sizeof(long));
     *home_p = (int)((off / sizeof(long)) % (uint64_t)sr_rt.n_pes);
     return off;
@@ -84,8 +84,8 @@ static int sr_lock_slot_get(const char *fn, long *lock)
     int s;
     do {
         if (used == ~UINT64_C(0))
-            sr_sh_die("%s: this PE holds or waits for %d locks already, the most it may at once",
-                      fn, SR_LOCK_SLOTS);
+            sr_sh_fatal(fn, "this PE holds or waits for %d locks already, the most it may at once",
+                        SR_LOCK_SLOTS);
         s = __builtin_ctzll(~used);
     } while (!__atomic_compare_exchange_n(&sr_lock_used, &used, used | UINT64_C(1) << s, 1,
                                           __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
@@ -143,7 +143,7 @@ void shmem_set_lock(long *lock)
     uint64_t off = sr_lock_word(fn, lock, &home);
     pthread_mutex_lock(&sr_lock_mu);
     if (sr_unlikely(sr_lock_find(lock) >= 0))
-        sr_sh_die("%s: lock %p is held by this PE already (clear it first)", fn, (void *)lock);
+        sr_sh_fatal(fn, "lock %p is held by this PE already (clear it first)", (void *)lock);
     int slot = sr_lock_slot_get(fn, lock);
     pthread_mutex_unlock(&sr_lock_mu);
     uint64_t prev = sr_lock_amo(fn, SR_TL_AMO_SWAP, off, sr_lock_tail(me, slot), 0, home);
@@ -182,7 +182,7 @@ void shmem_clear_lock(long *lock)
     uint64_t off = sr_lock_word(fn, lock, &home);
     int slot = sr_lock_find(lock);
     if (sr_unlikely(slot < 0))
-        sr_sh_die("%s: lock %p is not held by this PE", fn, (void *)lock);
+        sr_sh_fatal(fn, "lock %p is not held by this PE", (void *)lock);
     /* What the critical section wrote is complete before anyone else enters. */
     sr_ctx_t *ctx = sr_rt.dctx;
     sr_ctx_enter(ctx);

@@ -11,19 +11,6 @@
 
 #include <string.h>
 
-void sr_sh_die(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (sr_rt.state == SR_STATE_UP)
-        sr_core_abort(1, msg);
-    fprintf(stderr, "symrail: %s\n", msg);
-    exit(1);
-}
-
 typedef enum { SR_SH_ALL, SR_SH_ANY, SR_SH_SOME } sr_sh_set_t;
 
 typedef struct {
@@ -116,19 +103,19 @@ static size_t sr_sh_sync(const char *fn, int wait, sr_sh_set_t set, const void *
                          size_t n, const int *status, size_t *indices, int cmp, uint64_t raw,
                          const void *values, int vector, unsigned width, int sgn)
 {
-    sr_sh_up(fn);
+    SR_SH_UP(fn);
     sr_sh_wait_t w = { ivars, n, status, values, sr_sh_key(raw, width, sgn), indices, width,
                        (uint8_t)sgn, sr_sh_cmp(fn, cmp), set, 0, 0 };
     size_t none = set == SR_SH_ALL ? 1 : set == SR_SH_ANY ? SIZE_MAX : 0;
     if (n == 0)
         return none;  /* the arrays may be NULL */
     if (n > SIZE_MAX / width)
-        sr_sh_die("%s: nelems %zu is too large", fn, n);
+        sr_sh_fatal(fn, "nelems %zu is too large", n);
     sr_sh_sym_check(fn, n > 1 ? "ivars" : "ivar", ivars, n * width, width);
     if (vector && values == NULL)
-        sr_sh_die("%s: cmp_values is NULL with nelems %zu", fn, n);
+        sr_sh_fatal(fn, "cmp_values is NULL with nelems %zu", n);
     if (set == SR_SH_SOME && indices == NULL)
-        sr_sh_die("%s: indices is NULL with nelems %zu", fn, n);
+        sr_sh_fatal(fn, "indices is NULL with nelems %zu", n);
     if (status != NULL && set != SR_SH_ALL) {
         size_t i = 0;
         while (i < n && status[i] != 0)

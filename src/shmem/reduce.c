@@ -10,10 +10,7 @@
 #include <string.h>
 #include <complex.h>
 
-#include <shmem.h>
-
-#include "api/api.h"
-#include "core/team.h"
+#include "shmem/sh.h"
 #include "shmem/sh_team.h"
 
 /*
@@ -76,14 +73,10 @@
 static int sr_sh_reduce(const char *fn, shmem_team_t team, sr_dtype_t dt, sr_rop_t op,
                         void *dest, const void *source, size_t nreduce)
 {
-    /* sr_sh_team ends the job for a handle that is no team; NULL (logged)
-     * before init */
-    sr_team_t *t = sr_sh_team(fn, team);
-    if (sr_unlikely(t == NULL))
-        sr_api_fatal(fn, SYMRAIL_ERR_STATE);
+    sr_team_t *t = sr_sh_team(fn, team);  /* ends the job for a handle that is no team */
     symrail_status_t st = sr_coll_reduce(fn, t, dt, op, dest, source, nreduce);
     if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     return 0;
 }
 
@@ -91,11 +84,9 @@ static int sr_sh_scan(const char *fn, shmem_team_t team, sr_dtype_t dt, void *de
                       const void *source, size_t nelems, int exclusive)
 {
     sr_team_t *t = sr_sh_team(fn, team);
-    if (sr_unlikely(t == NULL))
-        sr_api_fatal(fn, SYMRAIL_ERR_STATE);
     symrail_status_t st = sr_coll_scan(fn, t, dt, SR_ROP_SUM, dest, source, nelems, exclusive);
     if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     /* 1.6: member 0's exclusive prefix is 0 (all-zero bits is 0 in every
      * type of the table); the core leaves that dest alone.  Nobody reads
      * this PE's source any more once the scan has returned, so an in-place
@@ -109,18 +100,13 @@ static void sr_sh_to_all(const char *fn, sr_dtype_t dt, sr_rop_t op, void *dest,
                          const void *source, int nreduce, int pe_start, int logstride,
                          int pe_size, void *pwrk, long *psync)
 {
-    symrail_status_t st = SYMRAIL_ERR_INVALID;
-    if (sr_unlikely(sr_rt.state != SR_STATE_UP)) {
-        sr_api_not_up(fn);
-        st = SYMRAIL_ERR_STATE;
-    } else if (sr_unlikely(nreduce < 0)) {
-        sr_error("%s: nreduce %d is negative", fn, nreduce);
-    } else {
-        st = sr_coll_reduce_aset(fn, pe_start, logstride, pe_size, dt, op, dest, source,
-                                 (size_t)nreduce, pwrk, psync);
-    }
+    SR_SH_UP(fn);
+    if (sr_unlikely(nreduce < 0))
+        sr_sh_fatal(fn, "nreduce %d is negative", nreduce);
+    symrail_status_t st = sr_coll_reduce_aset(fn, pe_start, logstride, pe_size, dt, op, dest,
+                                              source, (size_t)nreduce, pwrk, psync);
     if (sr_unlikely(st != SYMRAIL_OK))
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
 }
 
 /* Also the names a header might lack stay exported. */

@@ -46,6 +46,15 @@ static inline __attribute__((always_inline)) sr_ctx_t *sr_sh_ctx(const char *fn,
     return (sr_ctx_t *)uctx;
 }
 
+/* The same, and the context alive and, for a store, not NOSTORE. */
+static inline sr_ctx_t *sr_sh_ctx_live(const char *fn, shmem_ctx_t uctx, int store)
+{
+    sr_ctx_t *ctx = sr_sh_ctx(fn, uctx);
+    if (sr_unlikely(ctx->state != SR_CTX_LIVE) && !sr_api_ctx_check(fn, ctx, store))
+        sr_sh_fail(fn, SYMRAIL_ERR_INVALID);
+    return ctx;
+}
+
 /* nelems elements of esize bytes, without overflow. */
 static inline __attribute__((always_inline)) size_t sr_sh_bytes(const char *fn, size_t nelems, size_t esize)
 {

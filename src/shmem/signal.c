@@ -12,7 +12,7 @@ static inline sr_tl_amo_t sr_sh_sig_op(const char *fn, int sig_op)
         return SR_TL_AMO_SET;
     if (sig_op == SHMEM_SIGNAL_ADD)
         return SR_TL_AMO_ADD;
-    sr_sh_die("%s: sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", fn, sig_op);
+    sr_sh_fatal(fn, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
 }
 
 /*
@@ -25,13 +25,13 @@ static void sr_sh_put_signal(const char *fn, shmem_ctx_t uctx, void *dest, const
                              size_t nelems, size_t esize, uint64_t *sig_addr, uint64_t signal,
                              int sig_op, int pe)
 {
-    sr_sh_up(fn);
-    sr_ctx_t *ctx = sr_sh_ctx(fn, uctx, 1);
+    SR_SH_UP(fn);
+    sr_ctx_t *ctx = sr_sh_ctx_live(fn, uctx, 1);
     int wpe = sr_sh_pe(fn, ctx, pe);
     sr_tl_amo_t op = sr_sh_sig_op(fn, sig_op);
     uint64_t sig_off = sr_sh_sig_check(fn, sig_addr), off = 0;
     if (sr_unlikely(nelems > SIZE_MAX / esize))
-        sr_sh_die("%s: nelems %zu is too large", fn, nelems);
+        sr_sh_fatal(fn, "nelems %zu is too large", nelems);
     size_t nbytes = nelems * esize;
     if (nbytes) {
         off = sr_sh_sym_check(fn, "dest", dest, nbytes, 1);
@@ -114,7 +114,7 @@ SR_SH_PUT_SIGNAL_MEM_DEF(mem, 1)
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
     static const char fn[] = "shmem_signal_fetch";
-    sr_sh_up(fn);
+    SR_SH_UP(fn);
     sr_sh_sig_check(fn, sig_addr);
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
@@ -122,7 +122,7 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     static const char fn[] = "shmem_signal_wait_until";
-    sr_sh_up(fn);
+    SR_SH_UP(fn);
     symrail_cmp_t c = sr_sh_cmp(fn, cmp);
     sr_sh_sig_check(fn, sig_addr);
     uint64_t seen = 0;
@@ -137,8 +137,8 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
 static void sr_sh_signal_amo(const char *fn, shmem_ctx_t uctx, sr_tl_amo_t op,
                              uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    sr_sh_up(fn);
-    sr_ctx_t *ctx = sr_sh_ctx(fn, uctx, 1);
+    SR_SH_UP(fn);
+    sr_ctx_t *ctx = sr_sh_ctx_live(fn, uctx, 1);
     int wpe = sr_sh_pe(fn, ctx, pe);
     uint64_t off = sr_sh_sig_check(fn, sig_addr), old = 0;
     sr_ctx_enter(ctx);
@@ -182,12 +182,12 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 static void sr_sh_pe_quiet(const char *fn, shmem_ctx_t uctx, const int *target_pes,
                            size_t npes)
 {
-    sr_sh_up(fn);
-    sr_ctx_t *ctx = sr_sh_ctx(fn, uctx, 0);
+    SR_SH_UP(fn);
+    sr_ctx_t *ctx = sr_sh_ctx_live(fn, uctx, 0);
     if (npes == 0)
         return;
     if (target_pes == NULL)
-        sr_sh_die("%s: target_pes is NULL with npes %zu", fn, npes);
+        sr_sh_fatal(fn, "target_pes is NULL with npes %zu", npes);
     for (size_t i = 0; i < npes; i++)
         sr_sh_pe(fn, ctx, target_pes[i]);
     sr_ctx_enter(ctx);

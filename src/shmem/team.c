@@ -5,11 +5,8 @@
  * the core's own.
  */
 #include "config.h"
-#include "api/api.h"
-#include "core/team.h"
+#include "shmem/sh.h"
 #include "shmem/sh_team.h"
-
-#include <shmem.h>
 
 struct sr_team shmemx_team_world_obj_;
 struct sr_team shmemx_team_shared_obj_;
@@ -37,13 +34,11 @@ sr_team_t *sr_sh_team_or_null(shmem_team_t team)
 
 sr_team_t *sr_sh_team(const char *fn, shmem_team_t team)
 {
-    SR_API_UP(fn, NULL);
+    SR_SH_UP(fn);
     sr_team_t *t = sr_sh_team_or_null(team);
-    if (t == NULL) {
-        sr_error("%s: team %p is not a valid team (SHMEM_TEAM_INVALID or destroyed)", fn,
-                 (void *)team);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (t == NULL)
+        sr_sh_fatal(fn, "team %p is not a valid team (SHMEM_TEAM_INVALID or destroyed)",
+                    (void *)team);
     return t;
 }
 
@@ -88,19 +83,15 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
 {
     static const char fn[] = "shmem_team_split_strided";
     sr_team_t *p = sr_sh_team(fn, parent_team), *t = NULL;
-    if (new_team == NULL) {
-        sr_error("%s: new_team is NULL", fn);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (new_team == NULL)
+        sr_sh_fatal(fn, "new_team is NULL");
     *new_team = SHMEM_TEAM_INVALID;
-    if (p->my_pe < 0) {
-        sr_error("%s: PE %d is not a member of the parent team", fn, sr_rt.my_pe);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (p->my_pe < 0)
+        sr_sh_fatal(fn, "PE %d is not a member of the parent team", sr_rt.my_pe);
     symrail_status_t st = sr_team_split_strided(fn, p, start, stride, size,
                                                 sr_sh_nctx(config, config_mask), &t);
     if (st == SYMRAIL_ERR_INVALID)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     if (st != SYMRAIL_OK)
         return -1;  /* no slot left: the specification's failure, on every PE alike */
     *new_team = t;
@@ -114,19 +105,15 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 {
     static const char fn[] = "shmem_team_split_2d";
     sr_team_t *p = sr_sh_team(fn, parent_team), *x = NULL, *y = NULL;
-    if (xaxis_team == NULL || yaxis_team == NULL) {
-        sr_error("%s: %s is NULL", fn, xaxis_team ? "yaxis_team" : "xaxis_team");
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (xaxis_team == NULL || yaxis_team == NULL)
+        sr_sh_fatal(fn, "%s is NULL", xaxis_team ? "yaxis_team" : "xaxis_team");
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-    if (p->my_pe < 0) {
-        sr_error("%s: PE %d is not a member of the parent team", fn, sr_rt.my_pe);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (p->my_pe < 0)
+        sr_sh_fatal(fn, "PE %d is not a member of the parent team", sr_rt.my_pe);
     symrail_status_t st = sr_team_split_2d(fn, p, xrange, sr_sh_nctx(xaxis_config, xaxis_mask),
                                            sr_sh_nctx(yaxis_config, yaxis_mask), &x, &y);
     if (st == SYMRAIL_ERR_INVALID)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     if (st != SYMRAIL_OK)
         return -1;
     *xaxis_team = x;
@@ -140,7 +127,7 @@ void shmem_team_destroy(shmem_team_t team)
     sr_team_t *t = sr_sh_team(fn, team);
     symrail_status_t st = sr_team_destroy(fn, t);
     if (st != SYMRAIL_OK)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
 }
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
@@ -148,10 +135,8 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     static const char fn[] = "shmem_team_ptr";
     sr_team_t *t = sr_sh_team(fn, team);
     int w = sr_team_world_pe(t, pe);
-    if (w < 0) {
-        sr_error("%s: pe %d is not a member of the team (0..%d)", fn, pe, t->size - 1);
-        sr_api_fatal(fn, SYMRAIL_ERR_INVALID);
-    }
+    if (w < 0)
+        sr_sh_fatal(fn, "pe %d is not a member of the team (0..%d)", pe, t->size - 1);
     return symrail_ptr(dest, w);
 }
 
@@ -160,6 +145,6 @@ int shmem_team_sync(shmem_team_t team)
     static const char fn[] = "shmem_team_sync";
     symrail_status_t st = sr_coll_sync(fn, sr_sh_team(fn, team));
     if (st != SYMRAIL_OK)
-        sr_api_fatal(fn, st);
+        sr_sh_fail(fn, st);
     return 0;
 }
