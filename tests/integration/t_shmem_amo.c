@@ -15,7 +15,7 @@
 
 int main(int argc, char **argv)
 {
-    symrail_init();
+    shmem_init();
     int me = symrail_my_pe(), n = symrail_n_pes();
     int *ci = symrail_calloc(4, sizeof(int));
     long *cl = symrail_calloc(2, sizeof(long));
@@ -68,6 +68,6 @@ int main(int argc, char **argv)
                  "floating fetch");
         printf("ok: shmem atomics on %d PEs\n", n);
     }
-    symrail_finalize();
+    shmem_finalize();
     return 0;
 }

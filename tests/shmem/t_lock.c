@@ -40,7 +40,7 @@ static void t_bad(const char *what, long *locks)
 
 int main(int argc, char **argv)
 {
-    symrail_init();
+    shmem_init();
     int me = symrail_my_pe(), n = symrail_n_pes();
     long rounds = argc > 1 && strcmp(argv[1], "bad") != 0 ? atol(argv[1]) : 2000;
     /* locks[0] and locks[1]: consecutive words, so different home PEs when n > 1. */
@@ -150,6 +150,6 @@ int main(int argc, char **argv)
     (void)tries;
     symrail_free(counters);
     symrail_free(locks);
-    symrail_finalize();
+    shmem_finalize();
     return 0;
 }

@@ -236,7 +236,7 @@ static void t_bad(const char *what)
 
 int main(int argc, char **argv)
 {
-    symrail_init();
+    shmem_init();
     me = symrail_my_pe();
     npes = symrail_n_pes();
     cons = (me + 1) % npes;
@@ -252,6 +252,6 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("ok: p2p waits and tests, 14 types, every form, %d PEs\n", npes);
     symrail_free(ack);
-    symrail_finalize();
+    shmem_finalize();
     return 0;
 }

@@ -198,7 +198,7 @@ static void t_bad(const char *what)
 
 int main(int argc, char **argv)
 {
-    symrail_init();
+    shmem_init();
     me = symrail_my_pe();
     npes = symrail_n_pes();
     cons = (me + 1) % npes;
@@ -222,6 +222,6 @@ int main(int argc, char **argv)
                "pe_quiet, %d PEs\n", npes);
     symrail_free(buf);
     symrail_free(sig);
-    symrail_finalize();
+    shmem_finalize();
     return 0;
 }
