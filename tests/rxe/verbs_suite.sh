@@ -124,6 +124,28 @@ run_case "globals over shm and verbs, atomics on them through the NIC (-n 3)" 0 
     '^ok: data: globals and statics symmetric' \
     env -u T_NO_PTR SYMRAIL_TRANSPORTS=shm,verbs SYMRAIL_TEST_NODE_SIZE=2 \
     "$SYMRUN" --timeout 400 -n 3 "$T/t_data"
+# The OpenSHMEM programs (shmem.h alone) over verbs.
+S=$top_builddir/tests/shmem
+run_case "shmem: setup, memory, RMA of every type, contexts over verbs (-n 2)" 0 \
+    '^ok: shmem setup, memory, RMA of 24 types, contexts, init again \(2 PEs\)' \
+    "$SYMRUN" --timeout 400 -n 2 "$S/t_sh_rma"
+run_case "shmem: teams and collectives over verbs (-n 2)" 0 '^ok: shmem teams and collectives on 2 PEs' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_shmem_coll"
+run_case "shmem: p2p waits and tests over verbs (-n 2)" 0 '^ok: p2p waits and tests' \
+    "$SYMRUN" --timeout 400 -n 2 "$S/t_p2p"
+run_case "shmem: signals over verbs (-n 2)" 0 '^ok: signals' "$SYMRUN" --timeout 400 -n 2 "$S/t_sig"
+run_case "shmem: locks over verbs (-n 2)" 0 '^ok: locks' "$SYMRUN" --timeout 400 -n 2 "$S/t_lock" 300
+run_case "shmem: atomics over verbs (-n 2)" 0 '^ok: shmem atomics on 2 PEs' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_shmem_amo"
+for part in team scan toall; do
+    run_case "shmem: reductions $part over verbs (-n 2)" 0 "^ok: shmem reductions $part" \
+        "$SYMRUN" --timeout 400 -n 2 "$T/t_shmem_reduce" $part
+done
+for n in 2 3; do
+    run_case "shmem: split_2d, collectives, context RMA, atomics over verbs (-n $n)" 0 \
+        "^ok: shmem split_2d, active-set and team collectives, sync_all, contexts, atomics \($n PEs\)" \
+        "$SYMRUN" --timeout 400 -n $n "$S/t_sh_more"
+done
 MPIRUN=${MPIRUN:-$(command -v mpirun)}
 if [ -n "$MPIRUN" ]; then
     run_case "put/get under mpirun" 0 '^ok: put_nbi' \
