@@ -10,6 +10,7 @@
  */
 #include "config.h"
 #include "core/coll.h"
+#include "core/coll_small.h"
 #include "util/log.h"
 
 #include <stdlib.h>
@@ -168,6 +169,10 @@ symrail_status_t sr_coll_bcast_aset(const char *fn, void *dest, const void *src,
     if (!sr_coll_sym(fn, "dest", dest, nbytes, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff))
         return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
+    sr_small_as_t sm = { fn, a.ctx, start, logstride, size, a.me, psync, a.ps, SR_PS_DATA,
+                         SR_PS_RES };
+    if (sr_small_aset_ok(&sm, nbytes, doff))
+        return sr_aset_end(&a, sr_small_bcast_aset(&sm, dest, src, doff, nbytes, root));
     int v = (a.me - root + size) % size, mask, parent = sr_tree(v, size, &mask);
     if (parent >= 0)
         st = sr_as_take(&a, SR_PS_DATA, 1);
@@ -320,6 +325,11 @@ symrail_status_t sr_coll_reduce_aset(const char *fn, int start, int logstride, i
         !sr_coll_sym(fn, "source", src, nbytes, &soff) ||
         (pwrk == NULL || !sr_coll_sym(fn, "pWrk", pwrk, cb, &woff)))
         return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
+    sr_small_as_t sm = { fn, a.ctx, start, logstride, size, a.me, psync, a.ps, SR_PS_DATA,
+                         SR_PS_RES };
+    if (sr_small_reduce_ok(&sm, nreduce, es, doff, woff))
+        return sr_aset_end(&a, sr_small_reduce_aset(&sm, dt, op, dest, src, doff, nreduce, pwrk,
+                                                    woff));
     if (nbytes && dest != src)
         memmove(dest, src, nbytes);
     size_t chunks = (nbytes + cb - 1) / cb;
