@@ -27,10 +27,7 @@ static int sr_small_pe(const sr_small_as_t *s, int member)
  * SR_DATA_BIT) of member's memory; NULL where it has none. */
 static char *sr_small_at(const sr_small_as_t *s, int member, uint64_t off)
 {
-    const sr_peer_t *peer = &sr_rt.peers[sr_small_pe(s, member)];
-    if (off & SR_DATA_BIT)
-        return peer->data_base ? peer->data_base + SR_OFF_IN(off) : NULL;
-    return peer->base ? peer->base + off : NULL;
+    return sr_sym_peer_addr(sr_small_pe(s, member), off);
 }
 
 static int sr_small_mapped(const sr_small_as_t *s, size_t nbytes, uint64_t off_a,
