@@ -66,6 +66,26 @@ static symrail_status_t sr_aset_begin(const char *fn, int start, int logstride, 
     return SYMRAIL_OK;
 }
 
+static symrail_status_t sr_aset_end(sr_aset_t *a, symrail_status_t st);
+
+/* sr_aset_begin, then dest (dlen bytes; dest NULL: checked later) and source
+ * (slen bytes) must be symmetric: on failure the call has ended. */
+static symrail_status_t sr_aset_begin_io(const char *fn, int start, int logstride, int size,
+                                         long *psync, void *dest, size_t dlen, const void *src,
+                                         size_t slen, sr_aset_t *a, uint64_t *doff_p,
+                                         uint64_t *soff_p)
+{
+    symrail_status_t st = sr_aset_begin(fn, start, logstride, size, psync, a);
+    if (st != SYMRAIL_OK)
+        return st;
+    if ((dest != NULL && !sr_coll_sym(fn, "dest", dest, dlen, doff_p)) ||
+        !sr_coll_sym(fn, "source", src, slen, soff_p)) {
+        sr_aset_end(a, SYMRAIL_ERR_INVALID);
+        return SYMRAIL_ERR_INVALID;
+    }
+    return SYMRAIL_OK;
+}
+
 static symrail_status_t sr_aset_end(sr_aset_t *a, symrail_status_t st)
 {
     symrail_status_t qst = sr_quiet(a->ctx);
@@ -199,12 +219,10 @@ symrail_status_t sr_coll_fcollect_aset(const char *fn, void *dest, const void *s
 {
     sr_aset_t a;
     uint64_t doff, soff;
-    symrail_status_t st = sr_aset_begin(fn, start, logstride, size, psync, &a);
+    symrail_status_t st = sr_aset_begin_io(fn, start, logstride, size, psync, dest,
+                                           nbytes * (size_t)size, src, nbytes, &a, &doff, &soff);
     if (st != SYMRAIL_OK)
         return st;
-    if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)size, &doff) ||
-        !sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     char *mine = (char *)dest + (size_t)a.me * nbytes;
     if (nbytes && mine != (const char *)src)
         memmove(mine, src, nbytes);
@@ -216,11 +234,10 @@ symrail_status_t sr_coll_collect_aset(const char *fn, void *dest, const void *sr
 {
     sr_aset_t a;
     uint64_t doff, soff;
-    symrail_status_t st = sr_aset_begin(fn, start, logstride, size, psync, &a);
+    symrail_status_t st = sr_aset_begin_io(fn, start, logstride, size, psync, NULL, 0, src,
+                                           nbytes, &a, &doff, &soff);
     if (st != SYMRAIL_OK)
         return st;
-    if (!sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     /* The offsets go down a chain: member i learns the sum of those before it. */
     uint64_t at = 0;
     if (a.me > 0) {
@@ -245,12 +262,11 @@ symrail_status_t sr_coll_alltoall_aset(const char *fn, void *dest, const void *s
 {
     sr_aset_t a;
     uint64_t doff, soff;
-    symrail_status_t st = sr_aset_begin(fn, start, logstride, size, psync, &a);
+    symrail_status_t st = sr_aset_begin_io(fn, start, logstride, size, psync, dest,
+                                           nbytes * (size_t)size, src, nbytes * (size_t)size,
+                                           &a, &doff, &soff);
     if (st != SYMRAIL_OK)
         return st;
-    if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)size, &doff) ||
-        !sr_coll_sym(fn, "source", src, nbytes * (size_t)size, &soff))
-        return sr_aset_end(&a, SYMRAIL_ERR_INVALID);
     const char *s = src;
     if (nbytes)
         memmove((char *)dest + (size_t)a.me * nbytes, s + (size_t)a.me * nbytes, nbytes);
