@@ -1,7 +1,7 @@
 #!/bin/sh
 # symrail's OpenSHMEM against Open MPI's OSHMEM: tests/perf/shmem_bench.c
 # built with symrail's symcc (from this build, installed into a private
-# prefix) and with oshcc, both run in the same session, alternated (symrail
+# prefix) and with oshcc, measured in one run, alternated (symrail
 # then OSHMEM at each PE count, REPS times), the median of the repetitions per
 # point.  Prints a table per metric (symrail, OSHMEM, symrail speed / OSHMEM
 # speed: above 1 symrail is faster) and writes, in OUTDIR (default BUILDDIR):
