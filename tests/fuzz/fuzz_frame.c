@@ -63,10 +63,17 @@ static void target_stream(const uint8_t *data, size_t size)
             for (uint64_t i = 0; i < f.a; i += sizeof(scratch))
                 memcpy(scratch, base + f.off + i, f.a - i < sizeof(scratch) ? f.a - i : sizeof(scratch));
             break;
-        case SR_TCP_OP_AMO:
-            fz_assert(f.region < 3 && f.off % 8 == 0 && f.off + 8 <= rlen, "atomic escapes");
-            __atomic_fetch_add((uint64_t *)(void *)(base + f.off), f.a, __ATOMIC_RELAXED);
+        case SR_TCP_OP_AMO: {
+            /* A 4-byte atomic (SR_TCP_AMO_W32) is aligned to 4 and stays in 4. */
+            uint64_t w = (f.sub & SR_TCP_AMO_W32) ? 4 : 8;
+            fz_assert(f.region < 3 && f.off % w == 0 && f.off + w <= rlen, "atomic escapes");
+            if (w == 4)
+                __atomic_fetch_add((uint32_t *)(void *)(base + f.off), (uint32_t)f.a,
+                                   __ATOMIC_RELAXED);
+            else
+                __atomic_fetch_add((uint64_t *)(void *)(base + f.off), f.a, __ATOMIC_RELAXED);
             break;
+        }
         case SR_TCP_OP_NOTIFY:
             memcpy(scratch, data, have);
             break;
@@ -153,6 +160,7 @@ size_t fuzz_frame_seed(int i, uint8_t *buf, size_t cap)
         { .op = SR_TCP_OP_GET, .off = 128, .a = 256 },
         { .op = SR_TCP_OP_AMO, .sub = 2, .off = 8, .a = 1 },
         { .op = SR_TCP_OP_AMO, .sub = 4, .region = 2, .a = 7, .b = 0 },
+        { .op = SR_TCP_OP_AMO, .sub = SR_TCP_AMO_W32 | 2, .off = 12, .a = 1 },
         { .op = SR_TCP_OP_NOTIFY, .plen = 5, .a = 42 },
         { .op = SR_TCP_OP_BYE },
     };
