@@ -227,21 +227,36 @@ static symrail_status_t sr_gather_all(sr_cop_t *cop, char *dest, uint64_t doff, 
     return st;
 }
 
+/* sr_cop_begin for a collective whose dest holds nbytes of every member, and
+ * whose source nbytes (src_all: nbytes for every member); on failure the call
+ * has ended. */
+static symrail_status_t sr_cop_begin_all(const char *fn, sr_team_t *team, void *dest,
+                                         const void *src, size_t nbytes, int src_all,
+                                         sr_cop_t *cop, uint64_t *doff_p)
+{
+    uint64_t soff;
+    symrail_status_t st = sr_cop_begin(fn, team, cop);
+    if (st != SYMRAIL_OK)
+        return st;
+    size_t n = (size_t)cop->n;
+    if (nbytes > SIZE_MAX / n) {
+        sr_error("%s: %zu bytes for each of %zu members overflow dest", fn, nbytes, n);
+        st = SYMRAIL_ERR_INVALID;
+    } else if (!sr_coll_sym(fn, "dest", dest, nbytes * n, doff_p) ||
+               !sr_coll_sym(fn, "source", src, src_all ? nbytes * n : nbytes, &soff)) {
+        st = SYMRAIL_ERR_INVALID;
+    }
+    return st == SYMRAIL_OK ? st : sr_cop_end(cop, st);
+}
+
 symrail_status_t sr_coll_fcollect(const char *fn, sr_team_t *team, void *dest, const void *src,
                                   size_t nbytes)
 {
     sr_cop_t cop;
-    uint64_t doff, soff;
-    symrail_status_t st = sr_cop_begin(fn, team, &cop);
+    uint64_t doff;
+    symrail_status_t st = sr_cop_begin_all(fn, team, dest, src, nbytes, 0, &cop, &doff);
     if (st != SYMRAIL_OK)
         return st;
-    if (nbytes > SIZE_MAX / (size_t)cop.n) {
-        sr_error("%s: %zu bytes from each of %d members overflow dest", fn, nbytes, cop.n);
-        return SYMRAIL_ERR_INVALID;
-    }
-    if (!sr_coll_sym(fn, "dest", dest, nbytes * (size_t)cop.n, &doff) ||
-        !sr_coll_sym(fn, "source", src, nbytes, &soff))
-        return SYMRAIL_ERR_INVALID;
     size_t *sz = malloc(2 * (size_t)cop.n * sizeof(size_t));
     if (sz == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -330,17 +345,10 @@ symrail_status_t sr_coll_alltoall(const char *fn, sr_team_t *team, void *dest, c
                                   size_t nbytes)
 {
     sr_cop_t cop;
-    uint64_t doff, soff;
-    symrail_status_t st = sr_cop_begin(fn, team, &cop);
+    uint64_t doff;
+    symrail_status_t st = sr_cop_begin_all(fn, team, dest, src, nbytes, 1, &cop, &doff);
     if (st != SYMRAIL_OK)
         return st;
-    if (nbytes > SIZE_MAX / (size_t)cop.n ||
-        !sr_coll_sym(fn, "dest", dest, nbytes * (size_t)cop.n, &doff) ||
-        !sr_coll_sym(fn, "source", src, nbytes * (size_t)cop.n, &soff)) {
-        if (nbytes > SIZE_MAX / (size_t)cop.n)
-            sr_error("%s: %zu bytes for each of %d members overflow dest", fn, nbytes, cop.n);
-        return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
-    }
     return sr_cop_end(&cop, sr_a2a_run(&cop, dest, doff, src, nbytes));
 }
 
