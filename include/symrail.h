@@ -53,10 +53,12 @@ typedef enum {
     SYMRAIL_ERR_STATE        = -12, /* call not allowed in this state */
     SYMRAIL_ERR_PEER_UNRESPONSIVE = -13, /* peer alive as far as we know, but silent */
     SYMRAIL_ERR_MISMATCH     = -14, /* PEs made different collective calls */
+    SYMRAIL_ERR_STALE        = -15, /* a segment descriptor whose registration is gone */
+    SYMRAIL_ERR_CANCELED     = -16, /* a batch task that was canceled */
 } symrail_status_t;
 
 /* Largest payload of one notification message. */
-#define SYMRAIL_NOTIFY_MAX_PAYLOAD 256
+#define SYMRAIL_NOTIFY_MAX_PAYLOAD 4096
 
 typedef enum {
     SYMRAIL_SIGNAL_SET = 0,
@@ -75,6 +77,10 @@ typedef enum {
 typedef struct {
     int      src_pe;
     uint32_t tag;
+    /* SYMRAIL_OK, or for the notification of a batch that failed or was
+     * canceled (symrail_batch_submit_notify) the status of its first failed
+     * task: the data that batch was to bring will not come. */
+    symrail_status_t status;
     size_t   len;
     unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
 } symrail_notify_t;
@@ -200,6 +206,12 @@ symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payloa
 symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p);
 /* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if none. */
 symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p);
+/* The same for the oldest message with tag `tag` only; messages of other
+ * tags stay queued, in order, for the calls above. */
+symrail_status_t symrail_notify_poll_tag(uint32_t tag, symrail_notify_t *msg_p);
+symrail_status_t symrail_notify_wait_tag(uint32_t tag, int timeout_ms, symrail_notify_t *msg_p);
+/* Tags from SYMRAIL_NOTIFY_TAG_RESERVED up are the library's own. */
+#define SYMRAIL_NOTIFY_TAG_RESERVED 0xffff0000u
 
 /* ---- atomics on 64-bit symmetric words ---------------------------------- */
 symrail_status_t symrail_atomic_fetch(const uint64_t *target, int pe, uint64_t *value_p);
@@ -251,6 +263,121 @@ symrail_status_t symrail_ctx_atomic_op(symrail_ctx_t ctx, symrail_amo_op_t op, v
 symrail_status_t symrail_ctx_atomic_op_nbi(symrail_ctx_t ctx, symrail_amo_op_t op,
                                            void *target, size_t width, uint64_t value,
                                            uint64_t cond, int pe, void *old_p);
+
+/* ---- segments: memory registered for transfers from and to peers ------- */
+/* A segment is any range of this PE's memory (malloc'd, mmap'd, a tensor's
+ * storage) that peers may read and write once they hold its descriptor.
+ * Registration is collective in nothing: any PE registers at any time.
+ * Registering a range that is already registered returns the same segment
+ * (counted: each register needs its deregister).  Each registration of a
+ * range has a generation: a descriptor of one that is gone (deregistered,
+ * or its process restarted) is refused with SYMRAIL_ERR_STALE on every
+ * transport, and never reaches memory that is reused since.
+ *
+ * Local peers reach a segment through shared memory: one allocated with
+ * symrail_seg_alloc is a shared object they map (load/store speed); any
+ * other range is reached with cross-memory attach (process_vm_readv/writev,
+ * one copy by the kernel).  The log says which at registration
+ * (SYMRAIL_LOG=info). */
+typedef struct symrail_seg  *symrail_seg_t;   /* one of this PE's segments */
+typedef struct symrail_rseg *symrail_rseg_t;  /* a peer's segment, imported */
+#define SYMRAIL_SEG_DESC_MAX 512  /* bytes a descriptor may take */
+
+symrail_status_t symrail_seg_register(void *addr, size_t len, unsigned flags,
+                                      symrail_seg_t *seg_p);
+/* Allocates `len` bytes that local peers can map, registered as a segment;
+ * symrail_seg_deregister frees them. */
+symrail_status_t symrail_seg_alloc(size_t len, unsigned flags, void **addr_p,
+                                   symrail_seg_t *seg_p);
+/* SYMRAIL_ERR_STATE while a batch of this PE that uses the segment is in
+ * flight (nothing changes; wait for the batch first). */
+symrail_status_t symrail_seg_deregister(symrail_seg_t seg);
+symrail_status_t symrail_seg_info(symrail_seg_t seg, void **addr_p, size_t *len_p);
+/* A self-contained descriptor of the segment, at most SYMRAIL_SEG_DESC_MAX
+ * bytes: *len_p is buf's size on entry and the descriptor's on return.  It
+ * may travel over any channel to any PE of the job. */
+symrail_status_t symrail_seg_export(symrail_seg_t seg, void *buf, size_t *len_p);
+symrail_status_t symrail_seg_import(const void *buf, size_t len, symrail_rseg_t *rseg_p);
+/* Its owner and length. */
+symrail_status_t symrail_rseg_info(symrail_rseg_t rseg, int *pe_p, size_t *len_p);
+symrail_status_t symrail_rseg_release(symrail_rseg_t rseg);
+/* Publish a segment under a name, and find one: on PE `pe`, or on any PE
+ * (SYMRAIL_ANY_PE), waiting up to timeout_ms (-1: SYMRAIL_OP_TIMEOUT) for
+ * it to be published. */
+#define SYMRAIL_ANY_PE (-1)
+symrail_status_t symrail_seg_publish(symrail_seg_t seg, const char *name);
+symrail_status_t symrail_seg_unpublish(const char *name);
+symrail_status_t symrail_seg_lookup(int pe, const char *name, int timeout_ms,
+                                    symrail_rseg_t *rseg_p);
+
+/* ---- batches of transfers ----------------------------------------------- */
+/* A batch is a list of tasks, each one transfer between this PE's memory
+ * and a peer's segment; submit posts them all (sliced and sprayed over the
+ * lanes like any put or get) and returns; status, wait and the batch's
+ * notification say how each ended.  A batch is used by one thread at a
+ * time.  Local buffers need no registration (registered ones are faster
+ * over RDMA). */
+typedef struct symrail_batch *symrail_batch_t;
+typedef enum { SYMRAIL_WRITE = 0, SYMRAIL_READ = 1 } symrail_xfer_op_t;
+typedef enum {
+    SYMRAIL_TASK_PENDING = 0,  /* added, or submitted and not yet complete */
+    SYMRAIL_TASK_DONE    = 1,
+    SYMRAIL_TASK_FAILED  = 2,
+} symrail_task_state_t;
+#define SYMRAIL_BATCH_ALL ((size_t)-1)  /* the task argument: the whole batch */
+
+symrail_status_t symrail_batch_create(size_t capacity, symrail_batch_t *batch_p);
+/* One task; *task_p (may be NULL) receives its index.  Bad tasks (outside
+ * the segment, a released or stale one, zero length, past the capacity)
+ * are refused here with nothing added. */
+symrail_status_t symrail_batch_add(symrail_batch_t batch, symrail_xfer_op_t op, void *local,
+                                   symrail_rseg_t rseg, uint64_t roff, size_t len,
+                                   size_t *task_p);
+/* Paged form: block local_idx[i] of `block_bytes` at local_base and block
+ * remote_idx[i] at offset remote_base of rseg, for i < nblocks; runs of
+ * blocks adjacent on both sides become one task.  *first_p and *ntasks_p
+ * (may be NULL) receive the tasks added.  Either the whole call is added
+ * or nothing. */
+symrail_status_t symrail_batch_add_blocks(symrail_batch_t batch, symrail_xfer_op_t op,
+                                          void *local_base, const uint32_t *local_idx,
+                                          symrail_rseg_t rseg, uint64_t remote_base,
+                                          const uint32_t *remote_idx, size_t nblocks,
+                                          size_t block_bytes, size_t *first_p,
+                                          size_t *ntasks_p);
+/* The same for every one of `nlayers` layers: layer l's blocks start at
+ * local_base + l * local_stride and at remote_base + l * remote_stride. */
+symrail_status_t symrail_batch_add_layers(symrail_batch_t batch, symrail_xfer_op_t op,
+                                          void *local_base, size_t local_stride,
+                                          symrail_rseg_t rseg, uint64_t remote_base,
+                                          size_t remote_stride, size_t nlayers,
+                                          const uint32_t *local_idx, const uint32_t *remote_idx,
+                                          size_t nblocks, size_t block_bytes, size_t *first_p,
+                                          size_t *ntasks_p);
+symrail_status_t symrail_batch_submit(symrail_batch_t batch);
+/* Submit, and once every task is complete at its target (on every rail and
+ * lane), send `pe` a notification with `tag` and `payload` (len up to
+ * SYMRAIL_NOTIFY_MAX_PAYLOAD), exactly once.  If a task fails or the batch
+ * is canceled, the notification still goes, with status set to the first
+ * failure: its receiver never waits for data that will not come.  The
+ * notification leaves from this PE's progress (any call that waits or
+ * polls, batch_status and batch_wait included). */
+symrail_status_t symrail_batch_submit_notify(symrail_batch_t batch, int pe, uint32_t tag,
+                                             const void *payload, size_t len);
+/* The state of task `task` (or of the whole batch: SYMRAIL_BATCH_ALL, done
+ * when every task is) and the bytes it moved; returns SYMRAIL_OK, or the
+ * failed task's status (the first failure for the whole batch). */
+symrail_status_t symrail_batch_status(symrail_batch_t batch, size_t task,
+                                      symrail_task_state_t *state_p, size_t *bytes_p);
+/* Waits until every task is complete or timeout_ms (-1: forever) passes:
+ * SYMRAIL_OK, the first failure, or SYMRAIL_ERR_TIMEOUT (still pending). */
+symrail_status_t symrail_batch_wait(symrail_batch_t batch, int timeout_ms);
+/* Tasks not yet posted fail with SYMRAIL_ERR_CANCELED; those in flight run
+ * to their end.  Returns once nothing of the batch is in flight. */
+symrail_status_t symrail_batch_cancel(symrail_batch_t batch);
+/* Empties a batch that is not in flight, for reuse. */
+symrail_status_t symrail_batch_reset(symrail_batch_t batch);
+/* SYMRAIL_ERR_STATE while the batch is in flight. */
+symrail_status_t symrail_batch_free(symrail_batch_t batch);
 
 /* ---- counters --------------------------------------------------------- */
 #define SYMRAIL_STATS_MAX_RAILS 8

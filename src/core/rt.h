@@ -17,16 +17,20 @@
 #include "util/sys.h"
 
 #define SR_MAX_TLS        4
-#define SR_HEAP_REGION    0
-#define SR_DATA_REGION    1
-/* One symmetric offset space: heap offsets as they are, offsets in the data
- * segment (global and static variables) with SR_DATA_BIT set, so callers
- * pass one 64-bit offset and the region is split off only where a transport
- * is called. */
-#define SR_REGION_SHIFT   62
+#define SR_HEAP_REGION    SR_TL_REGION_HEAP
+#define SR_DATA_REGION    SR_TL_REGION_DATA
+/* One remote offset space: heap offsets as they are, offsets in the data
+ * segment (global and static variables) with SR_DATA_BIT set (together the
+ * symmetric offsets), and offsets in an imported segment with its import
+ * index above them, so callers pass one 64-bit offset and the region is
+ * split off only where a transport is called.  Heaps (64 TiB at most) and
+ * segments stay below 2^48 bytes. */
+#define SR_REGION_SHIFT   48
+#define SR_REGION_MAX     0xffffu
 #define SR_DATA_BIT       (UINT64_C(1) << SR_REGION_SHIFT)
 #define SR_OFF_REGION(off) ((uint32_t)((off) >> SR_REGION_SHIFT))
 #define SR_OFF_IN(off)     ((off) & (SR_DATA_BIT - 1))
+#define SR_OFF_MAKE(region, off) (((uint64_t)(region) << SR_REGION_SHIFT) | (off))
 /* Start of the heap kept for the library's own symmetric words. */
 #define SR_HEAP_RESERVED  4096
 /* Upper bound of the heap base's alignment: symrail_align() can honour any

@@ -113,11 +113,37 @@ typedef struct {
     void             *cb_arg;
 } sr_tl_params_t;
 
+/*
+ * Regions.  Region ids name this PE's memory that peers may access:
+ * SR_TL_REGION_HEAP and SR_TL_REGION_DATA are registered before addr_pack
+ * and reach peers in the address blob; segments (ids from SR_TL_REGION_SEG0
+ * up, chosen by the core) are registered and deregistered at any time after
+ * init, and reach a peer as a key blob (mkey_pack) that the peer's core
+ * hands to its transport (rkey_unpack).
+ *
+ * The region argument of put, get and atomic names the PEER's memory: 0 and
+ * 1 its heap and data from the address blob, any other value a key unpacked
+ * on that endpoint under that value (the importer's own numbering, not the
+ * owner's ids).  Offsets are from the start of the region.
+ *
+ * A segment id may be used again after mem_dereg with a larger generation.
+ * Once mem_dereg returns, no access through a key packed before it succeeds,
+ * whatever the peer holds: the transport checks the (id, generation) at the
+ * target, invalidates the device key, or marks it gone where the peer looks
+ * before it copies, and such an access ends with SYMRAIL_ERR_STALE (never
+ * retried on another lane).
+ */
+#define SR_TL_REGION_HEAP 0
+#define SR_TL_REGION_DATA 1
+#define SR_TL_REGION_SEG0 2
+#define SR_TL_MKEY_MAX    320  /* bytes mkey_pack may write */
+
 /* A memory region of this PE that peers may access. */
 typedef struct {
     void       *addr;
     size_t      len;
-    const char *shm_name;  /* name of the shared-memory object backing it */
+    const char *shm_name;  /* name of the shared-memory object backing it, or NULL */
+    uint32_t    generation; /* 0 for the heap and data */
 } sr_tl_mem_t;
 
 #define SR_TL_MAX_LANES 32
@@ -139,8 +165,20 @@ typedef struct sr_tl_ops {
     symrail_status_t (*init)(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p);
     void (*fini)(sr_tl_ctx_t *ctx);
     void (*attr)(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p);
-    /* All regions are registered before addr_pack. */
+    /* The heap and data regions before addr_pack; segments at any time. */
     symrail_status_t (*mem_reg)(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+    /* Segments only: see "Regions".  May wait (bounded) for accesses by
+     * local peers that are copying at that moment. */
+    symrail_status_t (*mem_dereg)(sr_tl_ctx_t *ctx, uint32_t region);
+    /* What a peer needs to reach segment `region`: at most *len_p bytes
+     * (SR_TL_MKEY_MAX), *len_p set to those written. */
+    symrail_status_t (*mkey_pack)(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
+    /* Makes `rkey` (>= SR_TL_REGION_SEG0) name, on ep, the peer's segment
+     * that `buf` describes; the core checks offsets against its length
+     * before it posts.  rkey_release undoes it (no access with it may be
+     * outstanding). */
+    symrail_status_t (*rkey_unpack)(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
+    void (*rkey_release)(sr_tl_ep_t *ep, uint32_t rkey);
     symrail_status_t (*addr_pack)(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
     int (*reachable)(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
     symrail_status_t (*connect)(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
@@ -214,6 +252,11 @@ void sr_tl_ep_nothing(sr_tl_ep_t *ep);
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
+/* For a transport without segments (yet). */
+symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
+symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
+symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
+void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
 
 /* Prints the RDMA rails this process would use and their weights. */
 void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);

@@ -20,6 +20,8 @@ const char *symrail_strerror(symrail_status_t status)
     case SYMRAIL_ERR_STATE:        return "call not allowed in the current state";
     case SYMRAIL_ERR_PEER_UNRESPONSIVE: return "peer does not respond";
     case SYMRAIL_ERR_MISMATCH:     return "PEs made different collective calls";
+    case SYMRAIL_ERR_STALE:        return "segment registration is gone (stale descriptor)";
+    case SYMRAIL_ERR_CANCELED:     return "canceled";
     }
     return "unknown status";
 }
