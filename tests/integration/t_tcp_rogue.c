@@ -15,7 +15,9 @@
  *       Modes: garbage, trunc-hello, nosecret (no secret: the handshake
  *       cannot succeed), valid, and with the secret, as a buggy peer would:
  *       trunc-header, bad-magic, bad-op, big-payload, oob-end, oob-all,
- *       oob-wrap, oob-get, oob-amo, amo-misaligned, bad-region.
+ *       oob-wrap, oob-get, oob-amo, amo-misaligned, bad-region; and stale-segment,
+ *       a put to a segment that is not registered, which the victim must
+ *       answer stale and go on serving the connection.
  */
 #include "tcommon.h"
 #include "tl/tcp/frame.h"
@@ -248,10 +250,24 @@ static int attack(int argc, char **argv)
         f.a = 0xEEEEEEEEEEEEEEEEull;
         sr_tcp_frame_encode(&f, hdr);
     } else if (strcmp(mode, "bad-region") == 0) {
-        f.region = 3;
+        f.region = SR_TCP_REGION_MAX;
         f.plen = 64;
         payload = 64;
         sr_tcp_frame_encode(&f, hdr);
+    } else if (strcmp(mode, "stale-segment") == 0) {
+        uint8_t reply[SR_TCP_HDR_LEN];
+        sr_tcp_frame_t r;
+        f.region = 3;
+        f.b = 1;
+        f.plen = 64;
+        sr_tcp_frame_encode(&f, hdr);
+        if (a_send(fd, hdr, sizeof(hdr)) != 0 || a_send(fd, junk, 64) != 0 ||
+            a_recv(fd, reply, sizeof(reply)) != 0)
+            return a_fail(mode, "%s closed the connection after a stale put", addr);
+        if (sr_tcp_frame_decode(reply, SR_TCP_AT_INITIATOR, &r) != NULL ||
+            r.op != SR_TCP_OP_ACK || r.id != 1 || r.sub != SR_TCP_ST_STALE)
+            return a_fail(mode, "%s did not answer the stale put as stale", addr);
+        return a_probe(fd) == 0 ? 0 : a_fail(mode, "%s stopped serving after a stale put", addr);
     } else {
         return a_fail(mode, "unknown mode%s", "");
     }
