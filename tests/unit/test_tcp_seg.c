@@ -332,18 +332,21 @@ static void *deregger(void *arg)
 
 static void test_dereg_race(void **state)
 {
-    char *out = malloc(BIG), *back[NOPS];
+    char *outs[2] = { malloc(BIG), malloc(BIG) }, *back[NOPS];
     tcomp_t c[NOPS];
+    unsigned flip = 0;
     int after[NOPS], stale_total = 0, stale_gets = 0, ok_total = 0;
     (void)state;
     snap = malloc(SEG);
-    assert_true(out && snap);
+    assert_true(outs[0] && outs[1] && snap);
     for (int i = 0; i < NOPS; i++)
         assert_non_null(back[i] = malloc(BIG));
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t th;
         reg_and_import(6, (uint32_t)r + 1, SEG, 20);
-        fill(out, BIG, 6u + (unsigned)r);
+        /* Two patterns in turn: a put that lands late changes the bytes. */
+        fill(outs[0], BIG, 6u + (unsigned)r);
+        fill(outs[1], BIG, 60u + (unsigned)r);
         race_go = race_done = 0;
         race_delay_us = (unsigned)r * 1500;
         assert_int_equal(pthread_create(&th, NULL, deregger, NULL), 0);
@@ -360,7 +363,7 @@ static void test_dereg_race(void **state)
                     continue;
                 int is_put = i % 3 == 2;
                 int was_after = __atomic_load_n(&race_done, __ATOMIC_ACQUIRE);
-                rma(is_put, i / 3, is_put ? out : back[i], 20,
+                rma(is_put, i / 3, is_put ? outs[flip++ % 2] : back[i], 20,
                     is_put ? SEG / 2 + (uint64_t)(i / 3) * BIG : 0, BIG, &c[i]);
                 after[i] = was_after;
                 posted_after += was_after;
@@ -396,7 +399,8 @@ static void test_dereg_race(void **state)
     heap_still_works();
     for (int i = 0; i < NOPS; i++)
         free(back[i]);
-    free(out);
+    free(outs[0]);
+    free(outs[1]);
     free(snap);
 }
 
@@ -442,6 +446,42 @@ static void test_dereg_queued_gets(void **state)
     free(orig);
 }
 
+/* One put larger than the socket buffers hold, PE 0 not progressing: the
+ * target is inside its payload when the owner deregisters.  The rest is
+ * read into nothing, the put ends stale, and the memory as it was when
+ * mem_dereg returned stays. */
+static void test_dereg_inside_put(void **state)
+{
+    enum { BIGPUT = 64u << 20 };
+    char *mem = aligned_alloc(4096, BIGPUT), *src = malloc(BIGPUT), *snap2 = malloc(BIGPUT);
+    sr_tl_mem_t m = { .addr = mem, .len = BIGPUT, .generation = 3 };
+    uint8_t key[SR_TL_MKEY_MAX];
+    size_t klen = sizeof(key);
+    tcomp_t c;
+    (void)state;
+    assert_true(mem && src && snap2);
+    memset(mem, 0xEE, BIGPUT);
+    fill(src, BIGPUT, 8);
+    assert_int_equal(OPS.mem_reg(ctx[1], 8, &m), SYMRAIL_OK);
+    assert_int_equal(OPS.mkey_pack(ctx[1], 8, key, &klen), SYMRAIL_OK);
+    assert_int_equal(OPS.rkey_unpack(ep01, 22, key, klen), SYMRAIL_OK);
+    rma(1, 1, src, 22, 0, BIGPUT, &c);
+    struct timespec ts = { 0, 100 * 1000 * 1000 };
+    nanosleep(&ts, NULL);  /* the target reads what the socket holds */
+    assert_int_equal(OPS.mem_dereg(ctx[1], 8), SYMRAIL_OK);
+    memcpy(snap2, mem, BIGPUT);
+    assert_true(memcmp(snap2, src, 4096) == 0);      /* it had begun */
+    wait_all(&c, 1);
+    assert_int_equal(c.st, SYMRAIL_ERR_STALE);
+    assert_memory_equal(mem, snap2, BIGPUT);
+    OPS.rkey_release(ep01, 22);
+    lanes_all_up();
+    heap_still_works();
+    free(mem);
+    free(src);
+    free(snap2);
+}
+
 /* Registration cost: no pinning, no copy; a table slot. */
 static void test_reg_cost(void **state)
 {
@@ -468,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_stale),
         cmocka_unit_test(test_dereg_race),
         cmocka_unit_test(test_dereg_queued_gets),
+        cmocka_unit_test(test_dereg_inside_put),
         cmocka_unit_test(test_reg_cost),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
