@@ -316,6 +316,7 @@ enum { BIG = 4u << 20, NOPS = 3 * NLANES, ROUNDS = 8 };
 static char *snap;
 static int race_go, race_done;
 static unsigned race_delay_us;
+static uint64_t race_dereg_ns;  /* the longest mem_dereg under traffic */
 
 static void *deregger(void *arg)
 {
@@ -324,8 +325,12 @@ static void *deregger(void *arg)
         ;
     struct timespec ts = { 0, (long)race_delay_us * 1000 };
     nanosleep(&ts, NULL);
+    uint64_t t0 = now_ns();
     assert_int_equal(OPS.mem_dereg(ctx[1], 6), SYMRAIL_OK);
+    t0 = now_ns() - t0;
     memcpy(snap, seg, SEG);
+    if (t0 > race_dereg_ns)
+        race_dereg_ns = t0;
     __atomic_store_n(&race_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -393,8 +398,8 @@ static void test_dereg_race(void **state)
         OPS.rkey_release(ep01, 20);
         lanes_all_up();
     }
-    printf("dereg race: %d transfers of %u MiB OK, %d stale (%d gets)\n", ok_total, BIG >> 20,
-           stale_total, stale_gets);
+    printf("dereg race: %d transfers of %u MiB OK, %d stale (%d gets); mem_dereg took up to "
+           "%.0f us\n", ok_total, BIG >> 20, stale_total, stale_gets, race_dereg_ns / 1e3);
     assert_true(stale_total > 0 && ok_total > 0);
     heap_still_works();
     for (int i = 0; i < NOPS; i++)

@@ -119,8 +119,8 @@ symrail_status_t sr_tcp_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region)
     if (s == NULL || __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == 0)
         return SYMRAIL_ERR_INVALID;
     /* Waits for the request being applied now, if any (one pass of the
-     * target over its connections, bounded by SR_TCP_IO_BUDGET each). */
-    pthread_mutex_lock(&ctx->io_lock);
+     * target over one connection, bounded by SR_TCP_IO_BUDGET). */
+    sr_tcp_io_lock_soon(ctx);
     __atomic_store_n(&s->key, 0, __ATOMIC_RELEASE);
     uintptr_t lo = (uintptr_t)s->base, hi = lo + s->len;
     for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next) {
@@ -243,7 +243,7 @@ symrail_status_t sr_tcp_seg_self(sr_tl_ep_t *ep, uint32_t rkey, const sr_tcp_rke
     uint64_t rlen;
     symrail_status_t st = SYMRAIL_OK;
     /* io_lock: mem_dereg waits for the copy as it waits for the target's. */
-    pthread_mutex_lock(&ctx->io_lock);
+    sr_tcp_io_lock_soon(ctx);
     if (!sr_tcp_seg_find(ctx, k->region, (uint32_t)__atomic_load_n(&k->key, __ATOMIC_RELAXED),
                          &base, &rlen))
         st = SYMRAIL_ERR_STALE;

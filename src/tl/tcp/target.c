@@ -47,6 +47,8 @@ void *sr_tcp_thread(void *arg)
             sr_error("tcp: epoll_wait failed: %m; the progress thread stops");
             break;
         }
+        while (__atomic_load_n(&ctx->io_wanted, __ATOMIC_RELAXED))
+            sched_yield();
         pthread_mutex_lock(&ctx->io_lock);
         if (n > 0)
             sr_tcp_handle_in(ctx, ev, n);
@@ -80,7 +82,8 @@ void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payloa
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n)
 {
     int act = 0;
-    for (int i = 0; i < n; i++) {
+    /* Events left are reported again by the next epoll_wait (level-triggered). */
+    for (int i = 0; i < n && !__atomic_load_n(&ctx->io_wanted, __ATOMIC_RELAXED); i++) {
         int kind = *(int *)ev[i].data.ptr;
         if (kind == SR_TCP_K_LSN) {
             sr_tcp_accept(ctx, ev[i].data.ptr);

@@ -31,7 +31,9 @@
  * SYMRAIL_JOB_SECRET set but empty is an error.
  * A target checks every request against its registered regions before it
  * touches memory; a malformed or out-of-bounds frame closes that connection
- * and is logged, and the process goes on.
+ * and is logged, and the process goes on.  A put or get of a segment names
+ * the owner's id and generation; one that is not registered (any more) is
+ * answered STALE and the connection goes on (seg.c).
  *
  * Threads.  The target side (listening sockets and the connections peers
  * opened) is served by a progress thread that waits in epoll: it applies
@@ -316,6 +318,8 @@ struct sr_tl_ctx {
     /* The target side: served by the thread, and by progress() when it can
      * take the lock. */
     pthread_mutex_t io_lock;
+    int             io_wanted;      /* someone waits for io_lock: the thread lets go
+                                     * between connections (atomic) */
     sr_tcp_conn_t  *conns;          /* connections peers opened */
     int             nhs;
     sr_tcp_txbuf_t *txb_free;
@@ -437,6 +441,16 @@ static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now
     c->last_rx_ns = now;
     if (c->pe >= 0)
         __atomic_store_n(&ctx->heard[c->pe], now, __ATOMIC_RELAXED);
+}
+
+/* io_lock for a caller that should not wait behind a busy target (a
+ * deregistration): the thread lets go after the connection it is serving
+ * and waits for it before it takes the lock again. */
+static inline void sr_tcp_io_lock_soon(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_add(&ctx->io_wanted, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ctx->io_lock);
+    __atomic_fetch_sub(&ctx->io_wanted, 1, __ATOMIC_RELAXED);
 }
 
 /* target.c */
