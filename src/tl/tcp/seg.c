@@ -30,6 +30,16 @@
 #include "config.h"
 #include "tl/tcp/tcp.h"
 
+/* The chunk at *chunk_p, allocated (n entries of `size` bytes, zeroed) and
+ * published on first use; seg_lock held.  NULL when out of memory. */
+static void *sr_tcp_chunk(void **chunk_p, size_t n, size_t size)
+{
+    void *chunk = *chunk_p;
+    if (chunk == NULL && (chunk = calloc(n, size)) != NULL)
+        __atomic_store_n(chunk_p, chunk, __ATOMIC_RELEASE);
+    return chunk;
+}
+
 static sr_tcp_seg_t *sr_tcp_seg_slot(sr_tl_ctx_t *ctx, uint32_t region)
 {
     sr_tcp_seg_t *chunk = __atomic_load_n(&ctx->segs[region / SR_TCP_SEG_CHUNK], __ATOMIC_ACQUIRE);
@@ -53,26 +63,20 @@ symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_m
     }
     symrail_status_t st = SYMRAIL_OK;
     pthread_mutex_lock(&ctx->seg_lock);
-    sr_tcp_seg_t **chunk_p = &ctx->segs[region / SR_TCP_SEG_CHUNK];
-    if (*chunk_p == NULL) {
-        sr_tcp_seg_t *chunk = calloc(SR_TCP_SEG_CHUNK, sizeof(*chunk));
-        if (chunk == NULL) {
-            st = SYMRAIL_ERR_NOMEM;
-            goto out;
-        }
-        __atomic_store_n(chunk_p, chunk, __ATOMIC_RELEASE);
-    }
-    sr_tcp_seg_t *s = &(*chunk_p)[region % SR_TCP_SEG_CHUNK];
-    if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != 0) {
+    sr_tcp_seg_t *chunk = sr_tcp_chunk((void **)&ctx->segs[region / SR_TCP_SEG_CHUNK],
+                                       SR_TCP_SEG_CHUNK, sizeof(sr_tcp_seg_t));
+    sr_tcp_seg_t *s = chunk ? &chunk[region % SR_TCP_SEG_CHUNK] : NULL;
+    if (s == NULL) {
+        st = SYMRAIL_ERR_NOMEM;
+    } else if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != 0) {
         sr_error("tcp: segment id %u registered twice", region);
         st = SYMRAIL_ERR_STATE;
-        goto out;
+    } else {
+        /* The key last: whoever sees it sees the rest. */
+        s->base = mem->addr;
+        s->len = mem->len;
+        __atomic_store_n(&s->key, SR_TCP_LIVE | mem->generation, __ATOMIC_RELEASE);
     }
-    /* The key last: whoever sees it sees the rest. */
-    s->base = mem->addr;
-    s->len = mem->len;
-    __atomic_store_n(&s->key, SR_TCP_LIVE | mem->generation, __ATOMIC_RELEASE);
-out:
     pthread_mutex_unlock(&ctx->seg_lock);
     return st;
 }
@@ -188,25 +192,19 @@ symrail_status_t sr_tcp_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *b
     }
     symrail_status_t st = SYMRAIL_OK;
     pthread_mutex_lock(&ctx->seg_lock);
-    sr_tcp_rkey_t **chunk_p = &ep->rkeys[rkey / SR_TCP_RKEY_CHUNK];
-    if (*chunk_p == NULL) {
-        sr_tcp_rkey_t *chunk = calloc(SR_TCP_RKEY_CHUNK, sizeof(*chunk));
-        if (chunk == NULL) {
-            st = SYMRAIL_ERR_NOMEM;
-            goto out;
-        }
-        __atomic_store_n(chunk_p, chunk, __ATOMIC_RELEASE);
-    }
-    sr_tcp_rkey_t *e = &(*chunk_p)[rkey % SR_TCP_RKEY_CHUNK];
-    if (__atomic_load_n(&e->key, __ATOMIC_RELAXED) != 0) {
+    sr_tcp_rkey_t *chunk = sr_tcp_chunk((void **)&ep->rkeys[rkey / SR_TCP_RKEY_CHUNK],
+                                        SR_TCP_RKEY_CHUNK, sizeof(sr_tcp_rkey_t));
+    sr_tcp_rkey_t *e = chunk ? &chunk[rkey % SR_TCP_RKEY_CHUNK] : NULL;
+    if (e == NULL) {
+        st = SYMRAIL_ERR_NOMEM;
+    } else if (__atomic_load_n(&e->key, __ATOMIC_RELAXED) != 0) {
         st = SYMRAIL_ERR_STATE;
-        goto out;
+    } else {
+        e->region = k.region;
+        e->len = k.len;
+        __atomic_store_n(&e->logged, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->key, SR_TCP_LIVE | k.generation, __ATOMIC_RELEASE);
     }
-    e->region = k.region;
-    e->len = k.len;
-    __atomic_store_n(&e->logged, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->key, SR_TCP_LIVE | k.generation, __ATOMIC_RELEASE);
-out:
     pthread_mutex_unlock(&ctx->seg_lock);
     return st;
 }
