@@ -13,6 +13,7 @@
  * without finalizing (the launcher must drop its names: PMIX_PERSIST_PROC).
  */
 #include "boot/boot.h"
+#include "util/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -173,6 +174,8 @@ static void *t_publish_late(void *arg)
 
 int main(void)
 {
+    /* The drivers count the info line of a launcher without names. */
+    sr_log_setup(SR_LOG_INFO);
     symrail_status_t st = sr_boot_init(30000, &boot);
     T_ASSERT(st == SYMRAIL_OK, "sr_boot_init: %s", symrail_strerror(st));
     const sr_boot_info_t *info = sr_boot_info(boot);
