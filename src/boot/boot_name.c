@@ -38,6 +38,20 @@ static int sr_boot_names_missing(pmix_status_t rc)
     return rc == PMIX_ERR_NOT_SUPPORTED;
 }
 
+/* The end of a call that PMIx failed; a launcher without names is said
+ * once. */
+static symrail_status_t sr_boot_name_failed(sr_boot_t *boot, pmix_status_t rc, const char *call,
+                                            const char *key)
+{
+    if (sr_boot_names_missing(rc)) {
+        char why[64];
+        snprintf(why, sizeof(why), "the launcher has no %s", call);
+        return sr_boot_names_off(boot, why);
+    }
+    sr_error("names: %s of '%s' failed: %s", call, key, PMIx_Error_string(rc));
+    return sr_boot_status(rc);
+}
+
 /* What every call checks first; fills the PMIx key. */
 static symrail_status_t sr_boot_names_ready(sr_boot_t *boot, const char *key, sr_boot_key_t *full)
 {
@@ -165,14 +179,11 @@ symrail_status_t sr_boot_publish(sr_boot_t *boot, const char *key, const void *v
         sr_debug("names: published '%s' (%zu bytes)", key, len);
         return SYMRAIL_OK;
     }
-    if (sr_boot_names_missing(rc))
-        return sr_boot_names_off(boot, "the launcher has no PMIx publish");
     if (rc == PMIX_ERR_DUPLICATE_KEY) {
         sr_error("names: '%s' is already published by another PE of this job", key);
         return SYMRAIL_ERR_STATE;
     }
-    sr_error("names: PMIx_Publish of '%s' failed: %s", key, PMIx_Error_string(rc));
-    return sr_boot_status(rc);
+    return sr_boot_name_failed(boot, rc, "PMIx_Publish", key);
 }
 
 symrail_status_t sr_boot_unpublish(sr_boot_t *boot, const char *key)
@@ -186,10 +197,7 @@ symrail_status_t sr_boot_unpublish(sr_boot_t *boot, const char *key)
         sr_boot_names_track(boot, &full, false);
         return SYMRAIL_OK;
     }
-    if (sr_boot_names_missing(rc))
-        return sr_boot_names_off(boot, "the launcher has no PMIx unpublish");
-    sr_error("names: PMIx_Unpublish of '%s' failed: %s", key, PMIx_Error_string(rc));
-    return sr_boot_status(rc);
+    return sr_boot_name_failed(boot, rc, "PMIx_Unpublish", key);
 }
 
 /*
@@ -378,13 +386,10 @@ symrail_status_t sr_boot_lookup(sr_boot_t *boot, const char *key, uint64_t timeo
                 poll_ms *= 2;
             continue;
         }
-        if (sr_boot_names_missing(rc))
-            return sr_boot_names_off(boot, "the launcher has no PMIx lookup");
         if (rc == PMIX_ERR_TYPE_MISMATCH) {
             sr_error("names: '%s' holds a value that is not symrail's", key);
             return SYMRAIL_ERR_BOOT;
         }
-        sr_error("names: PMIx_Lookup of '%s' failed: %s", key, PMIx_Error_string(rc));
-        return sr_boot_status(rc);
+        return sr_boot_name_failed(boot, rc, "PMIx_Lookup", key);
     }
 }
