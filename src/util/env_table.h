@@ -29,6 +29,8 @@ SR_ENV(shm_seg_slots, SYMRAIL_SHM_SEG_SLOTS, UINT,  "65536", "16..16777216",
        "Segment ids a PE may register for shared-memory peers: slots of its generation table (8 bytes each, backed on first touch)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
+SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",
+       "Bytes of one batch's tasks in flight at once; more are posted as they complete")
 SR_ENV(retry_count,   SYMRAIL_RETRY_COUNT,   UINT,   "3", "0..1000",
        "A slice that fails on one lane (QP, connection) is retried on another this many times")
 SR_ENV(ib_devices,    SYMRAIL_IB_DEVICES,    STRING, "", "*",
