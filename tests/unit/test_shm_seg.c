@@ -321,6 +321,11 @@ static void test_limits(void **state)
     __atomic_fetch_sub(&tab[8 + 4], 1, __ATOMIC_RELEASE);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_OK);
     assert_int_equal(OPS.mem_reg(ctx[0], 4, &m), SYMRAIL_OK);
+    /* Timed out again, then registered anew once the copy has left. */
+    __atomic_fetch_add(&tab[8 + 4], 1, __ATOMIC_RELAXED);
+    assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_ERR_TIMEOUT);
+    __atomic_fetch_sub(&tab[8 + 4], 1, __ATOMIC_RELEASE);
+    assert_int_equal(OPS.mem_reg(ctx[0], 4, &m), SYMRAIL_OK);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_OK);
     sr_shm_unmap(tab, tab_len);
     down();

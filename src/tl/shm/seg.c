@@ -215,6 +215,11 @@ symrail_status_t sr_shm_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_m
     st = sr_shm_seg_slot(segs, region, &seg);
     if (st != SYMRAIL_OK)
         goto out;
+    /* A deregistration that timed out is over once its copies have left
+     * (the core lets the id go whatever mem_dereg said). */
+    if (seg->state == SR_SHM_SEG_DYING &&
+        !(__atomic_load_n(&segs->tab->word[region], __ATOMIC_ACQUIRE) & SR_SHM_COUNT))
+        seg->state = SR_SHM_SEG_FREE;
     if (seg->state != SR_SHM_SEG_FREE) {
         sr_error("shm: segment %u is %s", region,
                  seg->state == SR_SHM_SEG_LIVE ? "registered already"
