@@ -73,6 +73,28 @@ static void down(void)
     sr_env_release(&env);
 }
 
+/* LEN bytes: a shared object named `name`, or private memory. */
+static unsigned char *buf_alloc(int mapped, const char *name)
+{
+    void *buf = NULL;
+    if (mapped)
+        assert_int_equal(sr_shm_create(name, LEN, 0, &buf), SYMRAIL_OK);
+    else
+        buf = malloc(LEN);
+    assert_non_null(buf);
+    return buf;
+}
+
+static void buf_free(int mapped, const char *name, unsigned char *buf)
+{
+    if (mapped) {
+        sr_shm_unlink(name);
+        sr_shm_unmap(buf, LEN);
+    } else {
+        free(buf);
+    }
+}
+
 static uint32_t reg_and_unpack(uint32_t id, void *addr, size_t len, const char *name,
                                uint32_t gen, uint32_t rkey)
 {
@@ -159,10 +181,7 @@ static void test_stale(void **state)
         char name[128];
         unsigned char *buf, src[64], got[64];
         sr_shm_name(name, sizeof(name), "unit-seg", 0, "stale");
-        if (mapped)
-            assert_int_equal(sr_shm_create(name, LEN, 0, (void **)&buf), SYMRAIL_OK);
-        else
-            buf = malloc(LEN);
+        buf = buf_alloc(mapped, name);
         uint32_t id = 5, rkey = 1000 + (uint32_t)mapped;
         sr_tl_mem_t m = { .addr = buf, .len = LEN, .shm_name = mapped ? name : NULL,
                           .generation = 7 };
@@ -215,12 +234,7 @@ static void test_stale(void **state)
         OPS.rkey_release(ep10, rkey);
         OPS.rkey_release(ep10, rkey + 10);
         assert_int_equal(OPS.mem_dereg(ctx[0], id), SYMRAIL_OK);
-        if (mapped) {
-            sr_shm_unlink(name);
-            sr_shm_unmap(buf, LEN);
-        } else {
-            free(buf);
-        }
+        buf_free(mapped, name, buf);
     }
     down();
 }
@@ -261,10 +275,7 @@ static void test_race(void **state)
         char name[128];
         unsigned char *buf;
         sr_shm_name(name, sizeof(name), "unit-seg", 0, "race");
-        if (mapped)
-            assert_int_equal(sr_shm_create(name, LEN, 0, (void **)&buf), SYMRAIL_OK);
-        else
-            buf = malloc(LEN);
+        buf = buf_alloc(mapped, name);
         racer_t r = { .rkey = 40 + (uint32_t)round };
         reg_and_unpack(9, buf, LEN, mapped ? name : NULL, (uint32_t)round + 1, r.rkey);
         pthread_t th;
@@ -280,12 +291,7 @@ static void test_race(void **state)
             if (buf[i] != 0)
                 fail_msg("round %d: byte %zu written after mem_dereg returned", round, i);
         OPS.rkey_release(ep10, r.rkey);
-        if (mapped) {
-            sr_shm_unlink(name);
-            sr_shm_unmap(buf, LEN);
-        } else {
-            free(buf);
-        }
+        buf_free(mapped, name, buf);
     }
     down();
 }

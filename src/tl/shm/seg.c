@@ -525,15 +525,7 @@ symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey
         return st;
     int did = sr_cpu_amo(k->base + roff, op, operand, compare, &old);
     sr_shm_leave(k);
-    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
-        return SYMRAIL_ERR_UNSUPPORTED;
-    if (result_p)
-        *result_p = old;
-    if (did == SR_CPU_AMO_STORE)
-        sr_shm_kick(ep->hdr);
-    else if (did == SR_CPU_AMO_RMW)
-        sr_shm_kick_rmw(ep->hdr);
-    return SYMRAIL_OK;
+    return sr_shm_amo_done(ep, did, old, result_p);
 }
 
 static symrail_status_t sr_shm_imp_get(sr_tl_ep_t *ep, struct sr_shm_imp **imp_p)

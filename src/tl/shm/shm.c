@@ -275,15 +275,7 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
     if (sr_unlikely(region >= SR_TL_REGION_SEG0))
         return sr_shm_seg_atomic(ep, op, region, roff, operand, compare, result_p);
     int did = sr_cpu_amo(ep->base[region] + roff, op, operand, compare, &old);
-    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
-        return SYMRAIL_ERR_UNSUPPORTED;
-    if (result_p)
-        *result_p = old;
-    if (did == SR_CPU_AMO_STORE)
-        sr_shm_kick(ep->hdr);
-    else if (did == SR_CPU_AMO_RMW)
-        sr_shm_kick_rmw(ep->hdr);
-    return SYMRAIL_OK;
+    return sr_shm_amo_done(ep, did, old, result_p);
 }
 
 static symrail_status_t sr_shm_notify_one(sr_tl_ep_t *ep, uint32_t tag, const void *payload,

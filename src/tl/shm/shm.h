@@ -4,6 +4,7 @@
 #define SR_TL_SHM_H
 
 #include "tl/tl.h"
+#include "util/atomic.h"
 #include "util/doorbell.h"
 #include "util/sys.h"
 
@@ -78,6 +79,22 @@ static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
 static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
 {
     sr_doorbell_kick_rmw(&hdr->bell);
+}
+
+/* The end of an atomic applied by sr_cpu_amo on a peer's mapping: the
+ * result, and the doorbell of a peer that may sleep on the word. */
+static inline symrail_status_t sr_shm_amo_done(sr_tl_ep_t *ep, int did, uint64_t old,
+                                               uint64_t *result_p)
+{
+    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
+        return SYMRAIL_ERR_UNSUPPORTED;
+    if (result_p)
+        *result_p = old;
+    if (did == SR_CPU_AMO_STORE)
+        sr_shm_kick(ep->hdr);
+    else if (did == SR_CPU_AMO_RMW)
+        sr_shm_kick_rmw(ep->hdr);
+    return SYMRAIL_OK;
 }
 
 /* seg.c: the ops of tl.h's "Regions" for segments (region >= SEG0). */
