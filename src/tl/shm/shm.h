@@ -1,5 +1,5 @@
 /* The shared-memory transport's types, shared by its files (shm.c: wire-up,
- * heap RMA, notifications; seg.c: segments). */
+ * heap RMA, notifications; seg.c and rkey.c: segments). */
 #ifndef SR_TL_SHM_H
 #define SR_TL_SHM_H
 
@@ -97,7 +97,7 @@ static inline symrail_status_t sr_shm_amo_done(sr_tl_ep_t *ep, int did, uint64_t
     return SYMRAIL_OK;
 }
 
-/* seg.c: the ops of tl.h's "Regions" for segments (region >= SEG0). */
+/* seg.c (this PE's segments) and rkey.c (a peer's): the ops of tl.h's "Regions" for segments (region >= SEG0). */
 symrail_status_t sr_shm_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
 symrail_status_t sr_shm_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
 symrail_status_t sr_shm_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
