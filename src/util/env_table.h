@@ -25,6 +25,8 @@ SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000", "0..1000000000",
        "Polls a waiting call makes before it sleeps on a futex")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
        "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
+SR_ENV(connect_max,   SYMRAIL_CONNECT_MAX,   UINT,   "64", "0..4096",
+       "Processes of other jobs this process may connect to or accept over its life (symrail_endpoint_connect/accept; 0: none)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
 SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",

@@ -124,6 +124,10 @@ int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     sr_tcp_frame_t *f = &c->cur;
     const char *why = sr_tcp_frame_check_bounds(f, ctx->rlen, ctx->nregions);
+    /* A process of another job has no part in this job's heap and data. */
+    if (why == NULL && c->pe >= ctx->params.n_pes && f->op != SR_TCP_OP_NOTIFY &&
+        f->region < SR_TL_REGION_SEG0)
+        why = "a connected peer reaches registered segments only";
     if (why) {
         sr_tcp_protocol_error(ctx, c, why);
         return -1;
