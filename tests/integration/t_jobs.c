@@ -215,6 +215,9 @@ static void exporter(void)
     T_CHECK(symrail_endpoint_export(ep, &elen));
     int none;
     T_EXPECT(symrail_endpoint_accept(0, &none), SYMRAIL_ERR_AGAIN);
+    /* Exported once TCP, which connected jobs use, runs. */
+    dlen = sizeof(desc);
+    T_CHECK(symrail_seg_export(seg, desc, &dlen));
     put_file("a.seg", desc, dlen);
     put_file("a.ep", ep, elen);
 
@@ -289,10 +292,12 @@ static void connector(unsigned r)
     symrail_seg_t seg;
     T_ASSERT(symrail_n_pes() == 1, "a connector is a job of one PE");
     unsigned char *pool = pool_make(&seg, desc, &dlen);
-    put_file(r == 1 ? "b1.seg" : "b2.seg", desc, dlen);
     size_t elen = get_file("a.ep", ep, sizeof(ep));
     int a;
     T_CHECK(symrail_endpoint_connect(ep, elen, &a));
+    dlen = sizeof(desc);
+    T_CHECK(symrail_seg_export(seg, desc, &dlen));
+    put_file(r == 1 ? "b1.seg" : "b2.seg", desc, dlen);
     T_ASSERT(a == symrail_n_pes(), "the first connected peer is numbered %d", a);
     if (r == 2)
         bad_blobs(ep, elen, a);
