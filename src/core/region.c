@@ -377,7 +377,9 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
     }
     if (!found || klen == 0) {
         sr_error("symrail_seg_import: PE %d is reached over %s, which its descriptor has no "
-                 "key of", hdr.pe, peer->ops->name);
+                 "key of%s", hdr.pe, peer->ops->name,
+                 hdr.pe >= sr_rt.n_pes ? " (a connected peer's descriptor exported before its "
+                                         "TCP started? export it after the endpoint)" : "");
         st = SYMRAIL_ERR_UNSUPPORTED;
         goto out;
     }
