@@ -20,14 +20,23 @@ wait_file() {
     done
 }
 
-# jobs_case NAME N: exporter of N PEs, connector killed, connector again.
+# jobs_case NAME N BYSTANDER: exporter of N PEs, connector killed, connector
+# again; BYSTANDER 1: a third connector is connected throughout and exchanges
+# after the kill.
 jobs_case() {
-    name=$1 n=$2
+    name=$1 n=$2 by=$3
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
     why=
-    env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n "$n" --timeout 120 "$T/t_jobs" exporter "$d" \
-        >"$d/a.out" 2>&1 &
+    env SYMRAIL_OP_TIMEOUT=4s T_JOBS_BYSTANDER="$by" "$SYMRUN" -n "$n" --timeout 120 \
+        "$T/t_jobs" exporter "$d" >"$d/a.out" 2>&1 &
     apid=$!
+    cpid=
+    if [ "$by" = 1 ]; then
+        env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
+            >"$d/c.out" 2>&1 &
+        cpid=$!
+        wait_file "$d/c.seg" 60 || why="the bystander did not connect"
+    fi
     env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
         >"$d/b1.out" 2>&1 &
     b1pid=$!
@@ -36,10 +45,12 @@ jobs_case() {
         kill -KILL "$(cat "$d/b1.ok")"
         wait "$b1pid"
         : >"$d/killed"
+        # Its messages must not mix with the bystander's at the exporter.
+        [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
         env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 2 \
             >"$d/b2.out" 2>&1
         rc2=$?
-        [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
+        [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
     else
         why="the first connector did not finish its exchange"
         kill "$b1pid" 2>/dev/null
@@ -47,6 +58,12 @@ jobs_case() {
     fi
     wait "$apid"
     rca=$?
+    if [ -n "$cpid" ]; then
+        wait "$cpid"
+        rcc=$?
+        [ -n "$why" ] || [ "$rcc" -eq 0 ] || why="bystander: exit status $rcc"
+        [ -n "$why" ] || grep -q '^ok: jobs: bystander' "$d/c.out" || why="bystander: no ok line"
+    fi
     [ -n "$why" ] || [ "$rca" -eq 0 ] || why="exporter: exit status $rca"
     [ -n "$why" ] || grep -q '^ok: jobs: exporter' "$d/a.out" || why="exporter: no ok line"
     [ -n "$why" ] || grep -q '^exporter: PEER_GONE after' "$d/a.out" ||
@@ -56,17 +73,17 @@ jobs_case() {
         why="connector 1: no exchange"
     if [ -z "$why" ]; then
         echo "PASS: $name"
-        grep -h '^exporter:\|^ok:' "$d/a.out" "$d/b2.out" | sed 's/^/    /'
+        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} | grep '^exporter:\|^ok:' | sed 's/^/    /'
         npass=$((npass + 1))
     else
         echo "FAIL: $name: $why"
-        for f in a b1 b2; do
+        for f in a b1 b2 c; do
             [ -f "$d/$f.out" ] && sed "s/^/    $f | /" "$d/$f.out" | tail -n 25
         done
         nfail=$((nfail + 1))
     fi
 }
 
-jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1
-jobs_case "jobs: a job of 2 PEs and jobs of one PE" 2
+jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0
+jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" 2 1
 finish

@@ -13,7 +13,11 @@
  *                            descriptor (STALE) and exchanges with the new.
  *   t_jobs connector DIR R   round R (1: waits to be killed after the
  *                            exchange; 2: also bad blobs, a descriptor of a
- *                            job it is not connected to, and disconnect).
+ *                            job it is not connected to, and disconnect;
+ *                            3: a bystander, connected before round 1, that
+ *                            exchanges only after the killed one is gone).
+ * With T_JOBS_BYSTANDER=1 the exporter first accepts the bystander, and
+ * exchanges with it after the kill (DIR/c.done once that is done).
  * The transfers need segments on TCP; where the transport has none yet
  * (import says UNSUPPORTED) the notifications alone are checked, and the
  * output says so.
@@ -221,6 +225,16 @@ static void exporter(void)
     put_file("a.seg", desc, dlen);
     put_file("a.ep", ep, elen);
 
+    /* The bystander, connected while the other one dies. */
+    int pc = -1;
+    symrail_rseg_t rc = NULL;
+    char cdesc[SYMRAIL_SEG_DESC_MAX];
+    if (t_env("T_JOBS_BYSTANDER", 0)) {
+        T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &pc));
+        size_t clen = get_file("c.seg", cdesc, sizeof(cdesc));
+        rc = import_or_skip(cdesc, clen, pc, &skipped);
+    }
+
     /* Round 1. */
     int p1;
     T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &p1));
@@ -239,6 +253,18 @@ static void exporter(void)
     T_CHECK(symrail_barrier_all());
     printf("exporter: PEER_GONE after %.2f s; barrier of this job fine\n", dt);
     fflush(stdout);
+    if (pc >= 0) {
+        T_CHECK(send_blocks(rc, pc, 2, 0, 3));
+        wait_tag(pc, 1);
+        if (rc)
+            pool_verify(pool, 1, 3);
+        T_CHECK(symrail_notify_send(pc, 3, NULL, 0));
+        if (rc)
+            T_CHECK(symrail_rseg_release(rc));
+        printf("exporter: the bystander (peer %d) exchanged after the other one died\n", pc);
+        fflush(stdout);
+        put_file("c.done", "1", 1);
+    }
     if (rb1)
         T_CHECK(symrail_rseg_release(rb1));
 
@@ -297,12 +323,28 @@ static void connector(unsigned r)
     T_CHECK(symrail_endpoint_connect(ep, elen, &a));
     dlen = sizeof(desc);
     T_CHECK(symrail_seg_export(seg, desc, &dlen));
-    put_file(r == 1 ? "b1.seg" : "b2.seg", desc, dlen);
+    put_file(r == 1 ? "b1.seg" : r == 2 ? "b2.seg" : "c.seg", desc, dlen);
+    size_t alen = get_file("a.seg", adesc, sizeof(adesc));
+    symrail_rseg_t ra = import_or_skip(adesc, alen, a, &skipped);
+    if (r == 3) {
+        /* Waits through the other connector's death. */
+        symrail_notify_t m;
+        T_CHECK(symrail_notify_wait(4 * T_WAIT_MS, &m));
+        T_ASSERT(m.src_pe == a && m.tag == 2 && m.status == SYMRAIL_OK, "bystander got tag %u",
+                 m.tag);
+        if (ra)
+            pool_verify(pool, 0, 3);
+        T_CHECK(send_blocks(ra, a, 1, 1, 3));
+        wait_tag(a, 3);
+        if (ra)
+            T_CHECK(symrail_rseg_release(ra));
+        pool_free(seg, pool, skipped);
+        printf("ok: jobs: bystander%s\n", skipped ? " (notifications only)" : "");
+        return;
+    }
     T_ASSERT(a == symrail_n_pes(), "the first connected peer is numbered %d", a);
     if (r == 2)
         bad_blobs(ep, elen, a);
-    size_t alen = get_file("a.seg", adesc, sizeof(adesc));
-    symrail_rseg_t ra = import_or_skip(adesc, alen, a, &skipped);
     T_CHECK(send_blocks(ra, a, 1, 1, r));
     wait_tag(a, 2);
     if (ra)
