@@ -297,23 +297,29 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
                      (unsigned long long)h.job, h.pid, symrail_strerror(st));
             goto out;
         }
-        /* Our own number for the way back, and where to find us. */
+        /* Where to find us, and the pair's id for the way back: sent without
+         * the lock, since a send that waits for room progresses, and progress
+         * delivers messages (sr_endpoint_deliver). */
         char join[SYMRAIL_ENDPOINT_MAX];
         size_t jlen = sizeof(join);
         st = sr_ep_pack(slot, SR_EP_JOIN, conn_id, join, &jlen);
+        pthread_mutex_unlock(&sr_ep_lock);
         if (st == SYMRAIL_OK)
             st = sr_notify_send(pe, SR_EP_TAG_JOIN, join, jlen, 1);
         if (st != SYMRAIL_OK) {
             sr_error("%s: PE %d of job %016llx (pid %d) did not take the connection: %s", fn,
                      h.pe, (unsigned long long)h.job, h.pid, symrail_strerror(st));
+            pthread_mutex_lock(&sr_ep_lock);
             sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);
             p->state = SR_EP_GONE;
-            goto out;
+            pthread_mutex_unlock(&sr_ep_lock);
+        } else {
+            sr_info("connected to PE %d of job %016llx (pid %d) as PE %d", h.pe,
+                    (unsigned long long)h.job, h.pid, pe);
+            *peer_p = pe;
         }
-        sr_info("connected to PE %d of job %016llx (pid %d) as PE %d", h.pe,
-                (unsigned long long)h.job, h.pid, pe);
-        *peer_p = pe;
-        goto out;
+        explicit_bzero(&h, sizeof(h));
+        return st;
     }
     sr_error("%s: all %d numbers for connected peers are used (SYMRAIL_CONNECT_MAX)", fn,
              sr_rt.n_max - sr_rt.n_pes);
@@ -444,10 +450,9 @@ symrail_status_t sr_endpoint_find(const char *fn, uint64_t job, int pe, int pid,
         sr_ep_peer_t *p = sr_ep_of(n);
         if ((p->state != SR_EP_UP && p->state != SR_EP_GONE) || p->job != job || p->pe != pe)
             continue;
-        if (p->state == SR_EP_UP &&
-            sr_rt.peers[n].ops->ep_check(sr_rt.peers[n].ep) == SYMRAIL_ERR_PEER_GONE)
-            p->state = SR_EP_GONE;  /* it left without a word */
-        if (p->state == SR_EP_UP && p->pid == pid) {
+        /* One that left without a word stays UP until disconnected here. */
+        if (p->state == SR_EP_UP && p->pid == pid &&
+            sr_rt.peers[n].ops->ep_check(sr_rt.peers[n].ep) != SYMRAIL_ERR_PEER_GONE) {
             pthread_mutex_unlock(&sr_ep_lock);
             *pe_p = n;
             return SYMRAIL_OK;
