@@ -20,11 +20,14 @@ wait_file() {
     done
 }
 
-# jobs_case NAME N BYSTANDER: exporter of N PEs, connector killed, connector
-# again; BYSTANDER 1: a third connector is connected throughout and exchanges
-# after the kill.
+# jobs_case NAME N BYSTANDER SINGLETON: exporter of N PEs, connector killed,
+# connector again (SINGLETON 1: started without a launcher); BYSTANDER 1: a
+# third connector is connected throughout and exchanges after the kill.
 jobs_case() {
-    name=$1 n=$2 by=$3
+    name=$1 n=$2 by=$3 single=$4
+    launch="$SYMRUN -n 1 --timeout 120"
+    [ "$single" != 1 ] || launch="timeout 120"
+
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
     why=
     env SYMRAIL_OP_TIMEOUT=4s T_JOBS_BYSTANDER="$by" "$SYMRUN" -n "$n" --timeout 120 \
@@ -47,8 +50,7 @@ jobs_case() {
         : >"$d/killed"
         # Its messages must not mix with the bystander's at the exporter.
         [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
-        env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 2 \
-            >"$d/b2.out" 2>&1
+        env SYMRAIL_OP_TIMEOUT=4s $launch "$T/t_jobs" connector "$d" 2 >"$d/b2.out" 2>&1
         rc2=$?
         [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
     else
@@ -65,6 +67,8 @@ jobs_case() {
         [ -n "$why" ] || grep -q '^ok: jobs: bystander' "$d/c.out" || why="bystander: no ok line"
     fi
     [ -n "$why" ] || [ "$rca" -eq 0 ] || why="exporter: exit status $rca"
+    left=$(($(shm_left "$apid") + $(shm_left "$b1pid")))
+    [ -n "$why" ] || [ "$left" -eq 0 ] || why="left $left shared-memory objects in /dev/shm"
     [ -n "$why" ] || grep -q '^ok: jobs: exporter' "$d/a.out" || why="exporter: no ok line"
     [ -n "$why" ] || grep -q '^exporter: PEER_GONE after' "$d/a.out" ||
         why="exporter: no PEER_GONE line"
@@ -84,6 +88,7 @@ jobs_case() {
     fi
 }
 
-jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0
-jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" 2 1
+jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0
+jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" 2 1 0
+jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1
 finish

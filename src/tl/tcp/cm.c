@@ -48,8 +48,8 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
     unsigned uid = (unsigned)getuid();
     snprintf(material, sizeof(material), "uid %u; %s", uid, val ? val : "");
     st = sr_tcp_key_status(sr_tcp_job_key(job, "derived", material, strlen(material), ctx->key));
-    if (st != SYMRAIL_OK)
-        return st;
+    if (st != SYMRAIL_OK || ctx->params.for_peers)
+        return st;  /* only connected peers, with keys of their own, come */
     if (val)
         sr_warn("tcp: SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key "
                 "derived from job %s and the launcher's job key (%s); a process that can read "
@@ -336,6 +336,8 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
                                   (uint32_t)ctx->params.n_pes, &h);
         if (why == NULL && (h.flags & SR_TCP_HELLO_PEER))
             sr_tcp_peer_hello(ctx, c, &h, &why);
+        else if (why == NULL && ctx->params.for_peers)
+            why = "a PE of this job, which this TCP (for connected peers only) does not carry";
         if (why == NULL && sr_tcp_random(c->nonce_s, sizeof(c->nonce_s)) != SYMRAIL_OK)
             why = "no random nonce";
         const uint8_t *key = (h.flags & SR_TCP_HELLO_PEER) ? c->hs_key : ctx->key;
