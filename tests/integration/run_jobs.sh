@@ -77,7 +77,7 @@ jobs_case() {
         why="connector 1: no exchange"
     if [ -z "$why" ]; then
         echo "PASS: $name"
-        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} | grep '^exporter:\|^ok:' | sed 's/^/    /'
+        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} | grep '^exporter:\|^ok:\|connect took' | sed 's/^/    /'
         npass=$((npass + 1))
     else
         echo "FAIL: $name: $why"

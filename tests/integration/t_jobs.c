@@ -320,7 +320,9 @@ static void connector(unsigned r)
     unsigned char *pool = pool_make(&seg, desc, &dlen);
     size_t elen = get_file("a.ep", ep, sizeof(ep));
     int a;
+    double t0 = t_now();
     T_CHECK(symrail_endpoint_connect(ep, elen, &a));
+    printf("connector %u: connect took %.1f ms\n", r, (t_now() - t0) * 1e3);
     dlen = sizeof(desc);
     T_CHECK(symrail_seg_export(seg, desc, &dlen));
     put_file(r == 1 ? "b1.seg" : r == 2 ? "b2.seg" : "c.seg", desc, dlen);
