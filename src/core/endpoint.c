@@ -321,8 +321,11 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
         explicit_bzero(&h, sizeof(h));
         return st;
     }
-    sr_error("%s: all %d numbers for connected peers are used (SYMRAIL_CONNECT_MAX)", fn,
-             sr_rt.n_max - sr_rt.n_pes);
+    if (sr_rt.n_max == sr_rt.n_pes)
+        sr_error("%s: SYMRAIL_CONNECT_MAX=0: this process takes no connected peers", fn);
+    else
+        sr_error("%s: all %d numbers for connected peers are used (SYMRAIL_CONNECT_MAX)", fn,
+                 sr_rt.n_max - sr_rt.n_pes);
 out:
     pthread_mutex_unlock(&sr_ep_lock);
     explicit_bzero(&h, sizeof(h));
