@@ -18,9 +18,6 @@
  *                            exchanges only after the killed one is gone).
  * With T_JOBS_BYSTANDER=1 the exporter first accepts the bystander, and
  * exchanges with it after the kill (DIR/c.done once that is done).
- * The transfers need segments on TCP; where the transport has none yet
- * (import says UNSUPPORTED) the notifications alone are checked, and the
- * output says so.
  */
 #include "tcommon.h"
 
@@ -95,12 +92,9 @@ static unsigned char *pool_make(symrail_seg_t *seg_p, char *desc, size_t *dlen_p
     return pool;
 }
 
-/* Where TCP has no segments yet, it has no deregistration either. */
-static void pool_free(symrail_seg_t seg, unsigned char *pool, int skipped)
+static void pool_free(symrail_seg_t seg, unsigned char *pool)
 {
-    symrail_status_t st = symrail_seg_deregister(seg);
-    T_ASSERT(st == SYMRAIL_OK || (skipped && st == SYMRAIL_ERR_UNSUPPORTED),
-             "symrail_seg_deregister: %s", symrail_strerror(st));
+    T_CHECK(symrail_seg_deregister(seg));
     free(pool);
 }
 
@@ -116,14 +110,12 @@ static void pool_verify(const unsigned char *pool, int writer, unsigned r)
 }
 
 /* Writes NSEND blocks into rseg as one paged batch with a notification of
- * `tag` to pe at the end; 0 when rseg is NULL (a notification only). */
+ * `tag` to pe at the end. */
 static symrail_status_t send_blocks(symrail_rseg_t rseg, int pe, uint32_t tag, int writer,
                                     unsigned r)
 {
     static unsigned char src[NSEND * BLK];
     uint32_t lidx[NSEND], ridx[NSEND];
-    if (rseg == NULL)
-        return symrail_notify_send(pe, tag, &r, sizeof(r));
     for (unsigned i = 0; i < NSEND; i++) {
         lidx[i] = i;
         ridx[i] = dst_block(i);
@@ -151,15 +143,11 @@ static void wait_tag(int from, uint32_t tag)
              m.tag, (int)m.status, from, tag);
 }
 
-/* Imports a peer's descriptor; NULL where TCP has no segments yet. */
-static symrail_rseg_t import_or_skip(const char *desc, size_t len, int want_pe, int *skipped)
+/* Imports a peer's descriptor, checking what it says. */
+static symrail_rseg_t import_seg(const char *desc, size_t len, int want_pe)
 {
     symrail_rseg_t rs = NULL;
     symrail_status_t st = symrail_seg_import(desc, len, &rs);
-    if (st == SYMRAIL_ERR_UNSUPPORTED) {
-        *skipped = 1;
-        return NULL;
-    }
     T_ASSERT(st == SYMRAIL_OK, "symrail_seg_import: %s", symrail_strerror(st));
     int pe;
     size_t slen;
@@ -178,7 +166,7 @@ static double expect_gone(int pe, symrail_rseg_t rseg)
            t_now() - t0 < limit)
         usleep(20000);
     T_ASSERT(st == SYMRAIL_ERR_PEER_GONE, "notify to a peer that left: %s", symrail_strerror(st));
-    if (rseg) {
+    if (rseg) {  /* NULL: no segment of it imported */
         st = send_blocks(rseg, pe, 9, 0, 9);
         T_ASSERT(st == SYMRAIL_ERR_PEER_GONE, "batch to a peer that left: %s",
                  symrail_strerror(st));
@@ -192,8 +180,7 @@ static double expect_gone(int pe, symrail_rseg_t rseg)
 static int exchange_exporter(int peer, symrail_rseg_t rb, const unsigned char *pool, unsigned r)
 {
     wait_tag(peer, 1);  /* the connector's batch is complete here */
-    if (rb)
-        pool_verify(pool, 1, r);
+    pool_verify(pool, 1, r);
     T_CHECK(send_blocks(rb, peer, 2, 0, r));
     wait_tag(peer, 3);  /* it checked ours */
     return 0;
@@ -201,7 +188,7 @@ static int exchange_exporter(int peer, symrail_rseg_t rb, const unsigned char *p
 
 static void exporter(void)
 {
-    int me = symrail_my_pe(), skipped = 0;
+    int me = symrail_my_pe();
     if (me != 0) {
         /* Barriers at the two phases; their waits must outlast a peer's death. */
         T_CHECK(symrail_barrier_all());
@@ -232,7 +219,7 @@ static void exporter(void)
     if (t_env("T_JOBS_BYSTANDER", 0)) {
         T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &pc));
         size_t clen = get_file("c.seg", cdesc, sizeof(cdesc));
-        rc = import_or_skip(cdesc, clen, pc, &skipped);
+        rc = import_seg(cdesc, clen, pc);
     }
 
     /* Round 1. */
@@ -240,10 +227,9 @@ static void exporter(void)
     T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &p1));
     T_ASSERT(p1 >= symrail_n_pes(), "connected peer numbered %d", p1);
     size_t b1len = get_file("b1.seg", b1, sizeof(b1));
-    symrail_rseg_t rb1 = import_or_skip(b1, b1len, p1, &skipped);
+    symrail_rseg_t rb1 = import_seg(b1, b1len, p1);
     exchange_exporter(p1, rb1, pool, 1);
-    printf("exporter: round 1 with peer %d done%s\n", p1,
-           skipped ? " (notifications only: TCP has no segments in this build)" : "");
+    printf("exporter: round 1 with peer %d done\n", p1);
     fflush(stdout);
 
     /* The connector is killed: what goes to it fails, the job goes on. */
@@ -256,17 +242,14 @@ static void exporter(void)
     if (pc >= 0) {
         T_CHECK(send_blocks(rc, pc, 2, 0, 3));
         wait_tag(pc, 1);
-        if (rc)
-            pool_verify(pool, 1, 3);
+        pool_verify(pool, 1, 3);
         T_CHECK(symrail_notify_send(pc, 3, NULL, 0));
-        if (rc)
-            T_CHECK(symrail_rseg_release(rc));
+        T_CHECK(symrail_rseg_release(rc));
         printf("exporter: the bystander (peer %d) exchanged after the other one died\n", pc);
         fflush(stdout);
         put_file("c.done", "1", 1);
     }
-    if (rb1)
-        T_CHECK(symrail_rseg_release(rb1));
+    T_CHECK(symrail_rseg_release(rb1));
 
     /* Round 2: the restarted connector. */
     int p2;
@@ -275,17 +258,16 @@ static void exporter(void)
     symrail_rseg_t old;
     T_EXPECT(symrail_seg_import(b1, b1len, &old), SYMRAIL_ERR_STALE);
     size_t b2len = get_file("b2.seg", b2, sizeof(b2));
-    symrail_rseg_t rb2 = import_or_skip(b2, b2len, p2, &skipped);
+    symrail_rseg_t rb2 = import_seg(b2, b2len, p2);
     exchange_exporter(p2, rb2, pool, 2);
     /* It disconnects after the exchange. */
     expect_gone(p2, NULL);
     T_CHECK(symrail_endpoint_disconnect(p2));
     T_EXPECT(symrail_endpoint_disconnect(p2), SYMRAIL_ERR_INVALID);
-    if (rb2)
-        T_CHECK(symrail_rseg_release(rb2));
+    T_CHECK(symrail_rseg_release(rb2));
     T_CHECK(symrail_barrier_all());
-    pool_free(seg, pool, skipped);
-    printf("ok: jobs: exporter%s\n", skipped ? " (notifications only)" : "");
+    pool_free(seg, pool);
+    printf("ok: jobs: exporter\n");
 }
 
 static void bad_blobs(const char *ep, size_t elen, int peer)
@@ -314,7 +296,6 @@ static void connector(unsigned r)
 {
     char desc[SYMRAIL_SEG_DESC_MAX], ep[SYMRAIL_ENDPOINT_MAX], adesc[SYMRAIL_SEG_DESC_MAX];
     size_t dlen;
-    int skipped = 0;
     symrail_seg_t seg;
     T_ASSERT(symrail_n_pes() == 1, "a connector is a job of one PE");
     unsigned char *pool = pool_make(&seg, desc, &dlen);
@@ -327,21 +308,19 @@ static void connector(unsigned r)
     T_CHECK(symrail_seg_export(seg, desc, &dlen));
     put_file(r == 1 ? "b1.seg" : r == 2 ? "b2.seg" : "c.seg", desc, dlen);
     size_t alen = get_file("a.seg", adesc, sizeof(adesc));
-    symrail_rseg_t ra = import_or_skip(adesc, alen, a, &skipped);
+    symrail_rseg_t ra = import_seg(adesc, alen, a);
     if (r == 3) {
         /* Waits through the other connector's death. */
         symrail_notify_t m;
         T_CHECK(symrail_notify_wait(4 * T_WAIT_MS, &m));
         T_ASSERT(m.src_pe == a && m.tag == 2 && m.status == SYMRAIL_OK, "bystander got tag %u",
                  m.tag);
-        if (ra)
-            pool_verify(pool, 0, 3);
+        pool_verify(pool, 0, 3);
         T_CHECK(send_blocks(ra, a, 1, 1, 3));
         wait_tag(a, 3);
-        if (ra)
-            T_CHECK(symrail_rseg_release(ra));
-        pool_free(seg, pool, skipped);
-        printf("ok: jobs: bystander%s\n", skipped ? " (notifications only)" : "");
+        T_CHECK(symrail_rseg_release(ra));
+        pool_free(seg, pool);
+        printf("ok: jobs: bystander\n");
         return;
     }
     T_ASSERT(a == symrail_n_pes(), "the first connected peer is numbered %d", a);
@@ -349,10 +328,9 @@ static void connector(unsigned r)
         bad_blobs(ep, elen, a);
     T_CHECK(send_blocks(ra, a, 1, 1, r));
     wait_tag(a, 2);
-    if (ra)
-        pool_verify(pool, 0, r);
+    pool_verify(pool, 0, r);
     T_CHECK(symrail_notify_send(a, 3, NULL, 0));
-    printf("connector %u: exchange done%s\n", r, skipped ? " (notifications only)" : "");
+    printf("connector %u: exchange done\n", r);
     fflush(stdout);
     if (r == 1) {
         char pid[32];
@@ -368,13 +346,11 @@ static void connector(unsigned r)
     T_EXPECT(symrail_seg_import(b1, b1len, &other), SYMRAIL_ERR_INVALID);
     T_CHECK(symrail_endpoint_disconnect(a));
     T_EXPECT(symrail_notify_send(a, 4, NULL, 0), SYMRAIL_ERR_PEER_GONE);
-    if (ra) {
-        T_EXPECT(send_blocks(ra, a, 4, 1, 4), SYMRAIL_ERR_PEER_GONE);
-        T_CHECK(symrail_rseg_release(ra));
-    }
+    T_EXPECT(send_blocks(ra, a, 4, 1, 4), SYMRAIL_ERR_PEER_GONE);
+    T_CHECK(symrail_rseg_release(ra));
     T_EXPECT(symrail_endpoint_disconnect(a), SYMRAIL_ERR_INVALID);
-    pool_free(seg, pool, skipped);
-    printf("ok: jobs: connector %u%s\n", r, skipped ? " (notifications only)" : "");
+    pool_free(seg, pool);
+    printf("ok: jobs: connector %u\n", r);
 }
 
 int main(int argc, char **argv)
