@@ -251,7 +251,7 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
 symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
 {
     static const char fn[] = "symrail_endpoint_connect";
-    sr_ep_hdr_t h;
+    sr_ep_hdr_t h = { 0 };
     symrail_status_t st = sr_ep_parse(fn, buf, len, SR_EP_EXPORT, &h);
     if (st != SYMRAIL_OK)
         return st;
@@ -402,7 +402,7 @@ symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p)
     }
     sr_ep_peer_t *p = sr_ep_of(pe);
     __atomic_fetch_sub(&sr_ep_njoins, 1, __ATOMIC_RELAXED);
-    sr_ep_hdr_t h;
+    sr_ep_hdr_t h = { 0 };
     st = sr_ep_parse(fn, p->join, p->join_len, SR_EP_JOIN, &h);
     if (st == SYMRAIL_OK)
         st = sr_ep_dial(slot, pe, &h, sr_ep_secret, h.conn_id,
