@@ -404,6 +404,38 @@ typedef struct {
 /* This PE's counters since init. */
 symrail_status_t symrail_stats(symrail_stats_t *stats_p);
 
+/* ---- independent jobs ------------------------------------------------------ */
+/* Processes that were not launched together (two jobs, or singletons)
+ * connect at run time.  One exports its endpoint, a small blob that travels
+ * over any channel (a file, a socket, an RPC); the other connects to it and
+ * gets a PE number for it (from symrail_n_pes() up).  The exporter learns
+ * of each process that connected with symrail_endpoint_accept, which gives
+ * its own number for the connector; from then on both send to each other.
+ * A connected peer's number is taken by notifications (symrail_notify_*),
+ * segments (its descriptors import as segments of that PE) and batches
+ * (symrail_batch_submit_notify), never by symmetric-heap calls, atomics,
+ * collectives or OpenSHMEM.  Connected jobs talk over TCP, on one host too
+ * (shared memory and RDMA between jobs are not there yet).  What goes to a
+ * peer that left (disconnect, finalize, exit, death) fails with
+ * SYMRAIL_ERR_PEER_GONE; the job's own PEs and other peers are unaffected.
+ * A process connects to or accepts at most SYMRAIL_CONNECT_MAX peers over
+ * its life (numbers are not used again). */
+#define SYMRAIL_ENDPOINT_MAX 512   /* bytes of an endpoint blob, at most */
+/* *len_p: buf's size in, the blob's out (SYMRAIL_ERR_TRUNCATED: too small). */
+symrail_status_t symrail_endpoint_export(void *buf, size_t *len_p);
+/* Connects to the process that exported `buf`; its number in *peer_p.
+ * Connecting again to a process that is still connected gives its number. */
+symrail_status_t symrail_endpoint_connect(const void *buf, size_t len, int *peer_p);
+/* The next process that connected to this one, as *peer_p, waiting up to
+ * timeout_ms (-1: forever; 0: SYMRAIL_ERR_AGAIN at once when none has).
+ * Until then, messages from it arrive (their src_pe is its number), but
+ * nothing can be sent to it. */
+symrail_status_t symrail_endpoint_accept(int timeout_ms, int *peer_p);
+/* Closes the connection to a connected peer: what follows to it fails with
+ * SYMRAIL_ERR_PEER_GONE, at both ends; its descriptors are refused
+ * (SYMRAIL_ERR_STALE).  Connect again for a new number. */
+symrail_status_t symrail_endpoint_disconnect(int peer);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

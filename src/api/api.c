@@ -288,7 +288,7 @@ static symrail_status_t sr_api_notify(const char *fn, int pe, uint32_t tag, cons
                                       size_t len, int blocking)
 {
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_pe_ok(fn, pe))
+    if (!sr_api_peer_ok(fn, pe))
         return SYMRAIL_ERR_INVALID;
     if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || (len && payload == NULL)) {
         sr_error("%s: len %zu is over SYMRAIL_NOTIFY_MAX_PAYLOAD (%d) or payload is NULL", fn,

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/endpoint.h"
 #include "util/log.h"
 #include "util/msgq.h"
 #include "util/sys.h"
@@ -15,6 +16,8 @@ void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload,
 {
     /* The message remembers its transport, whose slot goes back on consume. */
     uint32_t tl = (uint32_t)((sr_tl_slot_t *)arg - sr_rt.tls);
+    if (sr_unlikely(src_pe >= sr_rt.n_pes) && sr_endpoint_deliver(src_pe, tag, payload, len))
+        return;
     if (sr_rt.mt)
         pthread_mutex_lock(&sr_rt.notify_lock);
     symrail_status_t st = sr_msgq_push_flags(&sr_rt.notifyq, src_pe, tag, tl, payload, len);
@@ -118,6 +121,8 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     sr_tl_ep_t *ep = src->ops == ops ? src->ep : src->amo_ops == ops ? src->amo_ep : NULL;
     if (ep)
         ops->notify_release(ep);
+    else
+        sr_endpoint_owe(msg_p->src_pe);  /* a connected peer not yet accepted */
     return SYMRAIL_OK;
 }
 

@@ -197,6 +197,7 @@ typedef struct {
     sr_state_t         state;
     int                my_pe;
     int                n_pes;
+    int                n_max;     /* n_pes + SYMRAIL_CONNECT_MAX: room in the per-PE arrays */
     sr_env_t           env;
     sr_boot_t         *boot;
     sr_tl_slot_t       tls[SR_MAX_TLS];
