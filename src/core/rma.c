@@ -123,7 +123,7 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     sr_cpeer_t *cp = &ctx->peers[s->pe];
     int failed_lane = s->lane;
     ctx->stats.retries++;
-    if (s->tries++ < sr_rt.env.retry_count) {
+    if (status != SYMRAIL_ERR_STALE && s->tries++ < sr_rt.env.retry_count) {
         sr_peer_lanes_refresh(s->pe);
         s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, failed_lane);
         if (s->lane >= 0) {
@@ -152,7 +152,7 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     /* Say why the lanes failed when the answer is that the peer is gone.  A
      * local peer that is exiting breaks its lanes (its memory goes) a moment
      * before its process is seen gone: give it that moment. */
-    status = sr_peer_gone_soon(s->pe) ? SYMRAIL_ERR_PEER_GONE : status;
+    status = status != SYMRAIL_ERR_STALE && sr_peer_gone_soon(s->pe) ? SYMRAIL_ERR_PEER_GONE : status;
     if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
         sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
                  s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
