@@ -153,6 +153,7 @@ typedef struct {
     int            down;         /* not usable now (any state but UP) */
     int            state;
     int            repairs;
+    int            refused;      /* down because the peer refused a segment's rkey (seg.c) */
     int            asked;        /* REQUEST sent for this outage */
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
@@ -186,7 +187,7 @@ typedef struct {
 /* Internal notify messages: flagged in the length word, never shown to users. */
 #define SR_IB_MSG_INTERNAL 0x80000000u
 enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
-       SR_IB_CTL_HEARTBEAT = 4 };
+       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */ };
 typedef struct {
     uint32_t op;
     uint32_t lane;

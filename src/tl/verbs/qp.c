@@ -287,7 +287,7 @@ int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
     int n = ep->nlanes < max ? ep->nlanes : max;
     for (int l = 0; l < n; l++) {
         sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
-        weights_p[l] = ep->lanes[l].down ? 0 : ep->lanes[l].rail->weight;
+        weights_p[l] = sr_ib_lane_weight(&ep->lanes[l]);
         sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);
     }
     return n;

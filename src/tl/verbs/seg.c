@@ -150,6 +150,50 @@ static struct ibv_mr *sr_ib_reg_fresh(sr_tl_ctx_t *ctx, int d, void *addr, size_
     return mr;
 }
 
+/* Pinning is most of what ibv_reg_mr costs: a large segment is registered
+ * on every device at once, each in its own thread, so that it costs about
+ * what one registration does. */
+#define SR_IB_REG_PARALLEL (64u << 20)
+
+typedef struct {
+    sr_tl_ctx_t   *ctx;
+    sr_ib_mseg_t  *m;
+    int            d, err, threaded;
+    pthread_t      thread;
+} sr_ib_reg_job_t;
+
+static void *sr_ib_reg_job(void *arg)
+{
+    sr_ib_reg_job_t *j = arg;
+    j->m->mr[j->d] = sr_ib_reg_fresh(j->ctx, j->d, j->m->addr, j->m->len);
+    j->err = errno;
+    return NULL;
+}
+
+/* m->mr[d] for every device; -1 for the first that failed (errno set). */
+static int sr_ib_reg_all(sr_tl_ctx_t *ctx, sr_ib_mseg_t *m)
+{
+    sr_ib_reg_job_t jobs[SR_IB_MAX_RAILS];
+    int par = m->len >= SR_IB_REG_PARALLEL && ctx->ndevs > 1;
+    for (int d = 0; d < ctx->ndevs; d++) {
+        jobs[d] = (sr_ib_reg_job_t){ .ctx = ctx, .m = m, .d = d };
+        jobs[d].threaded = d > 0 && par &&
+                           pthread_create(&jobs[d].thread, NULL, sr_ib_reg_job, &jobs[d]) == 0;
+        if (!jobs[d].threaded)
+            sr_ib_reg_job(&jobs[d]);
+    }
+    int bad = -1;
+    for (int d = ctx->ndevs - 1; d >= 0; d--) {
+        if (jobs[d].threaded)
+            pthread_join(jobs[d].thread, NULL);
+        if (m->mr[d] == NULL) {
+            bad = d;
+            errno = jobs[d].err;
+        }
+    }
+    return bad;
+}
+
 static void sr_ib_mseg_drop(sr_tl_ctx_t *ctx, sr_ib_mseg_t *m)
 {
     sr_ib_segs_t *S = ctx->segs;
@@ -196,16 +240,15 @@ symrail_status_t sr_ib_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_me
     m->len = mem->len;
     m->generation = mem->generation;
     sr_ib_lseg_t e = { .lo = (uintptr_t)mem->addr, .hi = (uintptr_t)mem->addr + mem->len };
-    for (int d = 0; d < ctx->ndevs; d++) {
-        m->mr[d] = sr_ib_reg_fresh(ctx, d, mem->addr, mem->len);
-        if (m->mr[d] == NULL) {
-            sr_error("verbs: registering segment %u (%zu bytes at %p) on %s failed: %m (pinned "
-                     "memory limit: ulimit -l)", region, mem->len, mem->addr, ctx->devs[d].name);
-            st = SYMRAIL_ERR_NOMEM;
-            goto err_drop;
-        }
-        e.lkey[d] = m->mr[d]->lkey;
+    int bad = sr_ib_reg_all(ctx, m);
+    if (bad >= 0) {
+        sr_error("verbs: registering segment %u (%zu bytes at %p) on %s failed: %m (pinned "
+                 "memory limit: ulimit -l)", region, mem->len, mem->addr, ctx->devs[bad].name);
+        st = SYMRAIL_ERR_NOMEM;
+        goto err_drop;
     }
+    for (int d = 0; d < ctx->ndevs; d++)
+        e.lkey[d] = m->mr[d]->lkey;
     st = sr_ib_lsegs_publish(ctx, &e, 0);
     if (st != SYMRAIL_OK)
         goto err_drop;
@@ -329,8 +372,8 @@ symrail_status_t sr_ib_fail_status(sr_tl_ep_t *ep, sr_ib_op_t *op, enum ibv_wc_s
             sr_warn("verbs: PE %d refused the rkey of its segment (import %u): it was "
                     "deregistered; transfers through it fail (SYMRAIL_ERR_STALE)", ep->pe,
                     op->region);
-        /* The peer's doing, not the lane's: this repair is not held against it. */
-        op->lane->repairs--;
+        if (!op->lane->refused && op->lane->state == SR_IB_LANE_DRAIN)
+            op->lane->refused = 1;  /* see sr_ib_lane_weight */
         return SYMRAIL_ERR_STALE;
     }
     if (rs && SR_IB_LOAD(rs->state) == SR_IB_RSEG_DEAD)

@@ -111,6 +111,16 @@ static inline symrail_status_t sr_ib_remote(sr_tl_ep_t *ep, int rail, uint32_t r
     return SYMRAIL_OK;
 }
 
+/* What the core is told of a lane (lane lock held).  One that the peer
+ * broke by refusing a withdrawn rkey is the peer's doing, not the lane's:
+ * it stays offered while it is repaired (posts wait for it), so that a
+ * stale descriptor does not take every lane from the traffic around it,
+ * and its repair is not held against it. */
+static inline uint32_t sr_ib_lane_weight(const sr_ib_lane_t *lane)
+{
+    return lane->down && !lane->refused ? 0 : lane->rail->weight;
+}
+
 /* seg.c */
 symrail_status_t sr_ib_segs_init(sr_tl_ctx_t *ctx);
 symrail_status_t sr_ib_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
