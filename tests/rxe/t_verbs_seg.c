@@ -22,8 +22,7 @@
  * Exit 77 where no RDMA device is present.
  */
 #include "config.h"
-#include "tl/tl.h"
-#include "util/env.h"
+#include "tl_self.h"
 
 #include <infiniband/verbs.h>
 #include <stdint.h>
@@ -32,7 +31,6 @@
 #include <string.h>
 #include <time.h>
 
-extern const sr_tl_ops_t sr_tl_verbs_ops;
 static const sr_tl_ops_t *ops = &sr_tl_verbs_ops;
 
 #define HEAP_LEN  (1u << 20)
@@ -192,18 +190,9 @@ static int run_segments(void)
     unsigned char *expect = malloc(SEG_LEN);
     memset(heap, 0, HEAP_LEN);
     memset(seg, 0, SEG_LEN);
-    sr_tl_mem_t hm = { .addr = heap, .len = HEAP_LEN };
-    size_t alen = 0;
-    if (ops->mem_reg(ctx, SR_TL_REGION_HEAP, &hm) != SYMRAIL_OK ||
-        ops->addr_pack(ctx, NULL, &alen) != SYMRAIL_OK)
+    void *addr = tl_self_connect(ctx, heap, HEAP_LEN, &ep);
+    if (addr == NULL)
         return 1;
-    void *addr = malloc(alen);
-    if (ops->addr_pack(ctx, addr, &alen) != SYMRAIL_OK || !ops->reachable(ctx, 0, addr, alen) ||
-        ops->connect(ctx, 0, addr, alen, &ep) != SYMRAIL_OK) {
-        fprintf(stderr, "FAIL: cannot connect to ourselves\n");
-        return 1;
-    }
-    ops->wireup_done(ctx);
     uint32_t wt[SR_TL_MAX_LANES];
     nlanes = ops->ep_lanes(ep, wt, SR_TL_MAX_LANES);
 
@@ -406,22 +395,10 @@ int main(int argc, char **argv)
     int bench = argc > 1 && strcmp(argv[1], "bench") == 0;
     int mt = argc > 1 && !bench ? atoi(argv[1]) : 0;
     sr_env_t env;
-    if (sr_env_load(getenv, &env) != SYMRAIL_OK)
-        return 1;
-    uint8_t is_local = 1;
-    sr_tl_params_t params = { .my_pe = 0, .n_pes = 1, .job = "t_verbs_seg",
-                              .is_local = &is_local, .env = &env, .serve_local = 1,
-                              .thread_multiple = mt, .notify_cb = notify_cb };
-    symrail_status_t st = ops->init(&params, &ctx);
-    if (st == SYMRAIL_ERR_UNSUPPORTED) {
-        printf("SKIP: no RDMA device here\n");
-        return 77;
-    }
-    if (st != SYMRAIL_OK) {
-        fprintf(stderr, "FAIL: verbs init: %d\n", (int)st);
-        return 1;
-    }
-    int rc = bench ? run_bench(argc, argv) : run_segments();
+    int rc = tl_self_init("t_verbs_seg", mt, notify_cb, &env, &ctx);
+    if (rc != 0)
+        return rc;
+    rc = bench ? run_bench(argc, argv) : run_segments();
     sr_env_release(&env);
     return rc;
 }
