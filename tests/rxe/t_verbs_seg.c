@@ -335,7 +335,7 @@ static int run_bench(int argc, char **argv)
         printf("SKIP: no RDMA device to measure\n");
         return 77;
     }
-    int rounds = 3;
+    int rounds = 5;
     printf("registration of a pool, per GiB (median of %d, memory touched before):\n", rounds);
     printf("%10s %16s %16s %16s %16s\n", "pool MiB", "ibv_reg_mr s/GiB", "dereg_mr s/GiB",
            "mem_reg s/GiB", "mem_dereg s/GiB");
