@@ -46,6 +46,12 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
 {
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_DEAD;
+    if (lane->refused) {
+        /* Offered while it was repaired: the core learns it is gone now. */
+        lane->refused = 0;
+        lane->gen++;
+        SR_IB_STORE(ep->ctx->lane_events, 1);
+    }
     sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
              lane->rail->dev->name, lane->rail->port, why);
 }
