@@ -86,6 +86,21 @@ run_case "verbs: ctx_destroy completes; 10000 contexts leak nothing" 0 \
 run_case "verbs: quiet on one context does not wait for another's" 0 \
     '^ok: quiet on context A returned' env SYMRAIL_IB_DEVICES=rxe0 SYMRAIL_IB_QPS_PER_PEER=2 \
     SYMRAIL_TEST_HOLD_LANE=1:2000 "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" isolation
+# Segments: registered at any time, keys unpacked on endpoints, a withdrawn
+# rkey refused (SYMRAIL_ERR_STALE) and the lanes it broke repaired.
+for mt in 0 1; do
+    run_case "verbs segments through the ops table, thread_multiple $mt" 0 \
+        '^ok: verbs segments: traffic through the new key' \
+        timeout 400 "$top_builddir/tests/rxe/t_verbs_seg" $mt
+done
+# One rail and one QP: the lane the stale accesses break is the only one.
+run_case "a peer's malloc'd segment over one rail, one lane; stale after deregistering" 0 \
+    '^ok: rseg: a peer' env SYMRAIL_IB_DEVICES=rxe0 SYMRAIL_IB_QPS_PER_PEER=1 \
+    SYMRAIL_SLICE_SIZE=16K T_EXPECT_RAILS=1 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
+run_case "a peer's malloc'd segment over two rails; stale after deregistering" 0 \
+    '^ok: rseg: a peer' env SYMRAIL_SLICE_SIZE=16K T_EXPECT_RAILS=2 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
