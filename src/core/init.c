@@ -421,7 +421,8 @@ symrail_status_t sr_core_init(int thread_level)
     sr_rt.pids = calloc((size_t)bi->size, sizeof(*sr_rt.pids));
     sr_is_local = calloc((size_t)bi->size, 1);
     if (sr_rt.peers == NULL || sr_rt.pids == NULL || sr_is_local == NULL ||
-        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK) {
+        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK ||
+        sr_notify_init(bi->size) != SYMRAIL_OK) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }

@@ -43,8 +43,14 @@ typedef symrail_status_t (*sr_notify_handler_t)(void *arg, int src_pe, uint32_t 
                                                 size_t len);
 /* Registers (fn non-NULL) or removes the handler of reserved tag `tag`.
  * Messages of a reserved tag without a handler stay queued for
- * sr_notify_recv with that tag. */
+ * sr_notify_recv with that tag.  Not from a handler. */
 symrail_status_t sr_notify_handler_set(uint32_t tag, sr_notify_handler_t fn, void *arg);
+
+/* The public send calls' path: status SYMRAIL_OK; blocking 0 also calls
+ * progress after SYMRAIL_ERR_AGAIN, so that a caller looping on trysend sees
+ * slots come back. */
+symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len,
+                                int blocking);
 
 /* Takes the oldest message: of any user tag (any_tag 1), or of `tag`, which
  * may be reserved.  blocking 0: SYMRAIL_ERR_AGAIN when none is there;
@@ -63,5 +69,20 @@ void sr_notify_fini(void);
  * messages to be handled: sr_progress then calls sr_notify_progress. */
 extern uint32_t sr_notify_work;
 void sr_notify_progress(void);
+
+/* Between notify.c (sending) and notify_rx.c (receiving). */
+#define SR_NOTIFY_WORK_TX      1u  /* the rest of a message waits to go out */
+#define SR_NOTIFY_WORK_RELEASE 2u  /* slots of copied fragments to give back */
+#define SR_NOTIFY_WORK_HANDLER 4u  /* reserved messages for handlers */
+/* What precedes a message's payload in its first fragment. */
+typedef struct {
+    uint16_t magic;
+    uint16_t len;     /* of the whole payload */
+    int32_t  status;
+} sr_notify_hdr_t;
+#define SR_NOTIFY_MAGIC 0x4e73u
+void sr_notify_rx_progress(uint32_t work);
+symrail_status_t sr_notify_rx_init(int n_pes);
+void sr_notify_rx_fini(void);
 
 #endif
