@@ -43,6 +43,13 @@ static inline size_t sr_notify_min(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* queued is read without the lock by progress (tx_progress). */
+static void sr_notify_tx_done(sr_notify_tx_t *tx)
+{
+    tx->active = 0;
+    __atomic_store_n(&tx->queued, 0, __ATOMIC_RELAXED);
+}
+
 /* Sends the fragments of tx's message while the transport takes them:
  * SYMRAIL_OK when the last one went, SYMRAIL_ERR_AGAIN when the receiver
  * has no room now, or the transport's error (the message is dropped). */
@@ -73,12 +80,12 @@ static symrail_status_t sr_notify_tx_advance(sr_notify_tx_t *tx, int pe)
             if (tx->off)
                 sr_error("notification to PE %d broken off after %zu of %zu bytes: %s", pe,
                          tx->off, wire, symrail_strerror(st));
-            tx->active = tx->queued = 0;
+            sr_notify_tx_done(tx);
             return st;
         }
         tx->off += n;
     } while (tx->off < wire);
-    tx->active = tx->queued = 0;
+    sr_notify_tx_done(tx);
     return SYMRAIL_OK;
 }
 
@@ -109,7 +116,6 @@ static int sr_notify_try(void *arg)
             }
         }
         tx->active = 1;
-        tx->queued = 0;
         tx->off = 0;
         tx->tag = t->tag;
         tx->hdr = t->hdr;
@@ -137,7 +143,7 @@ static symrail_status_t sr_notify_settle(sr_notify_try_t *t, symrail_status_t st
      * else to that PE, from progress (buf was taken before we started). */
     memcpy(tx->buf, tx->payload, tx->hdr.len);
     tx->payload = tx->buf;
-    tx->queued = 1;
+    __atomic_store_n(&tx->queued, 1, __ATOMIC_RELAXED);
     __atomic_fetch_or(&sr_notify_work, SR_NOTIFY_WORK_TX, __ATOMIC_RELEASE);
     if (blocking)
         sr_warn("notification to PE %d: %zu of %zu bytes went within SYMRAIL_OP_TIMEOUT; "
