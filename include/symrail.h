@@ -192,25 +192,34 @@ symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp
 uint64_t symrail_signal_fetch(const uint64_t *sig_addr);
 
 /* ---- notification messages ---------------------------------------------- */
-/* Messages from one sender arrive in the order sent.  Each sender has
- * SYMRAIL_NOTIFY_SLOTS messages in flight to one receiver; a slot comes back
- * when the receiver consumes the message (poll or wait).  notify_send waits
- * for a slot (up to SYMRAIL_OP_TIMEOUT) and consumes nothing meanwhile, so
- * PEs that all send to each other should use notify_trysend and drain
- * between tries. */
+/* Messages from one sender arrive whole and in the order sent, with their
+ * tag, payload (up to SYMRAIL_NOTIFY_MAX_PAYLOAD bytes) and status
+ * (SYMRAIL_OK from these calls).  Each sender has SYMRAIL_NOTIFY_SLOTS
+ * messages in flight to one receiver; a slot comes back when the receiver
+ * consumes the message (poll or wait).  notify_send waits for a slot (up to
+ * SYMRAIL_OP_TIMEOUT) and consumes nothing meanwhile, so PEs that all send
+ * to each other should use notify_trysend and drain between tries (a
+ * message that had begun to go when the timeout came returns SYMRAIL_OK, its
+ * rest following as with trysend).  Tags from SYMRAIL_NOTIFY_TAG_RESERVED up
+ * are refused (SYMRAIL_ERR_INVALID). */
 symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len);
-/* Like notify_send, but SYMRAIL_ERR_AGAIN at once when the receiver has no
- * free slot for us. */
+/* Like notify_send, but never waits: SYMRAIL_ERR_AGAIN when the receiver has
+ * no room for us, and then nothing of the message was sent.  A message over
+ * 248 bytes goes as several transport messages: if only part of it fits,
+ * trysend returns SYMRAIL_OK and the rest goes out from this PE's progress
+ * (any call that polls or waits), before any later message to that PE. */
 symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payload, size_t len);
-/* SYMRAIL_OK with a message, or SYMRAIL_ERR_AGAIN if none is waiting. */
+/* SYMRAIL_OK with the oldest message, or SYMRAIL_ERR_AGAIN if none is waiting. */
 symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p);
-/* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if none. */
+/* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if
+ * none, SYMRAIL_ERR_PEER_GONE once a PE we could wait for is gone. */
 symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p);
 /* The same for the oldest message with tag `tag` only; messages of other
  * tags stay queued, in order, for the calls above. */
 symrail_status_t symrail_notify_poll_tag(uint32_t tag, symrail_notify_t *msg_p);
 symrail_status_t symrail_notify_wait_tag(uint32_t tag, int timeout_ms, symrail_notify_t *msg_p);
-/* Tags from SYMRAIL_NOTIFY_TAG_RESERVED up are the library's own. */
+/* Tags from SYMRAIL_NOTIFY_TAG_RESERVED up are the library's own: the calls
+ * above neither send nor return them. */
 #define SYMRAIL_NOTIFY_TAG_RESERVED 0xffff0000u
 
 /* ---- atomics on 64-bit symmetric words ---------------------------------- */

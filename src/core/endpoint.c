@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "core/endpoint.h"
+#include "core/notify.h"
 #include "core/region.h"
 #include "util/crypto.h"
 #include "util/log.h"
@@ -83,6 +84,17 @@ static uint64_t sr_ep_host_hash(void)
     return h;
 }
 
+/* A JOIN, whole, from progress: it is consumed at once; its slot goes back
+ * when accept makes the endpoint (sr_endpoint_owe, from notify). */
+static symrail_status_t sr_ep_join_handler(void *arg, int src_pe, uint32_t tag,
+                                           symrail_status_t status, const void *payload,
+                                           size_t len)
+{
+    (void)arg, (void)status;
+    sr_endpoint_deliver(src_pe, tag, payload, len);
+    return SYMRAIL_OK;
+}
+
 symrail_status_t sr_endpoint_init(void)
 {
     int n = sr_rt.n_max - sr_rt.n_pes;
@@ -96,7 +108,7 @@ symrail_status_t sr_endpoint_init(void)
     }
     sr_ep_host = sr_ep_host_hash();
     sr_ep_njoins = 0;
-    return SYMRAIL_OK;
+    return sr_notify_handler_set(SR_EP_TAG_JOIN, sr_ep_join_handler, NULL);
 }
 
 void sr_endpoint_fini(void)
@@ -344,13 +356,11 @@ int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t le
         sr_warn("a JOIN message from PE %d dropped (%s)", src_pe,
                 copy == NULL ? "no memory" : "not a new connected peer");
         free(copy);
-        sr_endpoint_owe(src_pe);
         return 1;
     }
     memcpy(copy, payload, len);
     p->join = copy;
     p->join_len = len;
-    p->owed++;  /* its slot goes back with the others, once the endpoint is there */
     p->state = SR_EP_JOINING;
     __atomic_fetch_add(&sr_ep_njoins, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sr_ep_lock);

@@ -50,7 +50,7 @@ symrail_status_t sr_endpoint_export(void *buf, size_t *len_p);
 symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p);
 symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p);
 symrail_status_t sr_endpoint_disconnect(int peer);
-/* From notify delivery: 1 when it took the message (a JOIN). */
+/* A JOIN message, whole (from its notify handler): 1 when it took it. */
 int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t len);
 /* A message of `pe` was consumed before its endpoint was there: its slot goes
  * back once accept has made it. */

@@ -454,7 +454,8 @@ symrail_status_t sr_core_init(int thread_level)
     sr_is_local = calloc((size_t)sr_rt.n_max, 1);
     if (sr_rt.peers == NULL || sr_rt.pids == NULL || sr_is_local == NULL ||
         sr_endpoint_init() != SYMRAIL_OK ||
-        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK) {
+        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK ||
+        sr_notify_init(sr_rt.n_max) != SYMRAIL_OK) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }

@@ -87,6 +87,10 @@ typedef enum {
  * stalls its senders instead of growing a queue. */
 typedef void (*sr_tl_notify_cb_t)(void *arg, int src_pe, uint32_t tag, const void *payload,
                                   size_t len);
+/* Largest payload of one transport message: every transport carries this
+ * much, and the core sends a larger notification as several messages, one
+ * after another to the same peer (receive buffers per peer stay small). */
+#define SR_TL_NOTIFY_MAX 256
 /* Called by a transport's progress when lane `lane` to `pe` goes down
  * (weight 0) or comes back (its weight).  `generation` grows with every
  * change of that lane, so the core can ignore a report older than one it

@@ -31,6 +31,24 @@ run_case "notify sender stalls with SYMRAIL_IB_NOTIFY_DEPTH=8" 0 '^ok: notify se
 run_case "notify to a receiver that never consumes times out" 0 \
     '^ok: notify to a receiver that does not consume times out after 2 slots' \
     env SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stuck
+# 4096-byte notifications travel as 256-byte messages: the receive buffers
+# per peer stay small.
+for n in 2 3; do
+    run_case "notify sizes, tags, status, reserved tags (-n $n)" 0 \
+        '^ok: notify: a handler of a reserved tag answers' \
+        "$SYMRUN" --timeout 400 -n $n "$T/t_notify_tag"
+    run_case "notify 4096-byte messages with 2 slots and SYMRAIL_IB_NOTIFY_DEPTH=8 (-n $n)" 0 \
+        '^ok: notify: .* verified byte for byte' env SYMRAIL_NOTIFY_SLOTS=2 \
+        SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n $n "$T/t_notify_tag" sizes
+done
+run_case "senders to a receiver that does not consume stall (-n 3)" 0 \
+    '^ok: PE 0 held [0-9]+ messages \(at most 4 slots' \
+    env SYMRAIL_NOTIFY_SLOTS=4 "$SYMRUN" --timeout 400 -n 3 "$T/t_notify_tag" many
+run_case "notify trysend: OK sends the rest later, AGAIN sends nothing" 0 '^ok: notify: trysend' \
+    env SYMRAIL_NOTIFY_SLOTS=2 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify_tag" trysend
+run_case "notify wait_tag on a sender that left ends in an error" 0 \
+    'ok: wait_tag on a departed sender fails with' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_notify_tag" peergone
 run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero "SYMRAIL_NOTIFY_SLOTS='0' is out of range" \
     env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"

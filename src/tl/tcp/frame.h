@@ -40,7 +40,7 @@
 /* Largest payload of one frame: bounds what a receiver agrees to read for
  * one header, whatever the header claims. */
 #define SR_TCP_MAX_PAYLOAD  (64u << 20)
-#define SR_TCP_NOTIFY_MAX   256
+#define SR_TCP_NOTIFY_MAX   256  /* SR_TL_NOTIFY_MAX, which the core sends at most */
 #define SR_TCP_MAX_LANES    32
 /* Region ids on the wire: 0 heap, 1 data, from 2 up the owner's segments;
  * a larger id is malformed. */

@@ -79,7 +79,7 @@
 #define SR_IB_MAX_REGIONS  4
 #define SR_IB_NAME_LEN     32
 #define SR_IB_MSG_HDR      8
-#define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SYMRAIL_NOTIFY_MAX_PAYLOAD)
+#define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SR_TL_NOTIFY_MAX)
 /* Receive buffers per peer kept for the transport's own messages. */
 #define SR_IB_CTL_RESERVE  2
 #define SR_IB_AMO_SLOTS    64
