@@ -1,5 +1,7 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/region.h"
+#include "core/batch.h"
 #include "core/team.h"
 #include "util/log.h"
 #include "util/strlist.h"
@@ -51,8 +53,8 @@ static uint8_t *sr_is_local;
 static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
 {
     const char *list = sr_rt.env.transports;
-    sr_tl_mem_t heap = { sr_rt.heap_base, sr_rt.heap_size, sr_rt.heap_name };
-    sr_tl_mem_t data = { sr_rt.data_base, sr_rt.data_len, sr_rt.data_name };
+    sr_tl_mem_t heap = { sr_rt.heap_base, sr_rt.heap_size, sr_rt.heap_name, 0 };
+    sr_tl_mem_t data = { sr_rt.data_base, sr_rt.data_len, sr_rt.data_name, 0 };
 
     const char *pos = list, *p;
     size_t len;
@@ -340,6 +342,8 @@ static symrail_status_t sr_wireup(void)
 static void sr_teardown(void)
 {
     sr_team_fini();
+    sr_batches_fini();
+    sr_regions_fini();
     for (int pe = 0; sr_rt.peers && pe < sr_rt.n_pes; pe++) {
         if (sr_rt.peers[pe].ep)
             sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);

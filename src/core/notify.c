@@ -106,6 +106,7 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
     }
     msg_p->src_pe = m->src;
     msg_p->tag = m->tag;
+    msg_p->status = SYMRAIL_OK;
     msg_p->len = m->len;
     memcpy(msg_p->payload, m->payload, m->len);
     uint32_t tl = m->flags;
@@ -123,4 +124,13 @@ symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *
 void sr_notify_fini(void)
 {
     sr_msgq_clear(&sr_rt.notifyq);
+}
+
+/* Until messages carry a status: a batch's failure reaches its receiver as
+ * a message that says so. */
+symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t status,
+                                    const void *payload, size_t len, int blocking)
+{
+    (void)status;
+    return sr_notify_send(pe, tag, payload, len, blocking);
 }

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "core/rt.h"
+#include "core/batch.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -43,6 +44,8 @@ int sr_progress(sr_ctx_t *ctx)
         sr_rma_progress_retries(ctx);
     if (sr_unlikely(ctx != NULL && ctx->held_head != NULL))
         sr_rma_progress_held(ctx);
+    if (sr_unlikely(__atomic_load_n(&sr_batch_active, __ATOMIC_RELAXED) != NULL))
+        sr_batch_progress();
     return n;
 }
 

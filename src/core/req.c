@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "core/rt.h"
+#include "core/batch.h"
 
 #include <stddef.h>
 
@@ -15,6 +16,17 @@ static void sr_req_done(sr_tl_comp_t *comp, symrail_status_t status)
     if (sr_op_defer(&req->op, status))
         return;
     sr_req_complete(req, status);
+}
+
+void sr_req_last(sr_req_t *req)
+{
+    if (req->orphan == SR_REQ_TASK) {
+        sr_batch_task_done(req);
+        return;
+    }
+    req->op.ctx->orphans--;
+    req->orphan = 0;
+    sr_req_put(req);
 }
 
 void sr_req_init(sr_ctx_t *ctx, sr_req_t *req)
@@ -43,7 +55,7 @@ void sr_req_put(sr_req_t *req)
     if (req->remaining) {
         if (!req->orphan)
             req->op.ctx->orphans++;
-        req->orphan = 1;
+        req->orphan = SR_REQ_ORPHAN;
         return;
     }
     sr_pool_put(&req->op.ctx->reqs, req);

@@ -123,7 +123,8 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     sr_cpeer_t *cp = &ctx->peers[s->pe];
     int failed_lane = s->lane;
     ctx->stats.retries++;
-    if (s->tries++ < sr_rt.env.retry_count) {
+    /* A stale key fails on every lane alike: no retry. */
+    if (status != SYMRAIL_ERR_STALE && s->tries++ < sr_rt.env.retry_count) {
         sr_peer_lanes_refresh(s->pe);
         s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, failed_lane);
         if (s->lane >= 0) {
@@ -152,7 +153,8 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     /* Say why the lanes failed when the answer is that the peer is gone.  A
      * local peer that is exiting breaks its lanes (its memory goes) a moment
      * before its process is seen gone: give it that moment. */
-    status = sr_peer_gone_soon(s->pe) ? SYMRAIL_ERR_PEER_GONE : status;
+    if (status != SYMRAIL_ERR_STALE && sr_peer_gone_soon(s->pe))
+        status = SYMRAIL_ERR_PEER_GONE;
     if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
         sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
                  s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
@@ -354,26 +356,14 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s,
     return blocking ? sr_rma_wait(req, s->is_put, st) : st;
 }
 
-static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, int is_put, char *local, uint64_t roff, size_t len, int pe,
-                                      int blocking)
+/* Posts every slice of a transfer, counted in req (waiting for room where
+ * there is none). */
+static symrail_status_t sr_rma_slices(sr_ctx_t *ctx, int is_put, char *local, uint64_t roff,
+                                      size_t len, int pe, sr_req_t *req)
 {
     sr_peer_t *peer = &sr_rt.peers[pe];
-    sr_req_t *req = &ctx->nbi;
     sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
-
-    /* After a fence that did not wait, a long transfer would have to keep
-     * to one lane: wait for what the fence left pending instead, and spray. */
-    if (sr_unlikely(ctx->peers[pe].pin >= 0)) {
-        st = sr_peer_settle(ctx, pe, is_put ? "put" : "get");
-        if (st != SYMRAIL_OK)
-            return st;
-    }
-    if (blocking) {
-        req = sr_req_get(ctx);
-        if (sr_unlikely(req == NULL))
-            return SYMRAIL_ERR_NOMEM;
-    }
     sr_slicer_init(&sl, len, peer->slice);
     for (size_t i = 0; i < sl.count && st == SYMRAIL_OK; i++) {
         size_t off, n;
@@ -389,7 +379,38 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, i
         st = sr_slice_start(s, sr_slice_post(s));
     }
     peer->ops->ep_post_end(peer->ep);
+    return st;
+}
+
+static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, int is_put, char *local, uint64_t roff, size_t len, int pe,
+                                      int blocking)
+{
+    sr_req_t *req = &ctx->nbi;
+    /* After a fence that did not wait, a long transfer would have to keep
+     * to one lane: wait for what the fence left pending instead, and spray. */
+    if (sr_unlikely(ctx->peers[pe].pin >= 0)) {
+        symrail_status_t st = sr_peer_settle(ctx, pe, is_put ? "put" : "get");
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    if (blocking) {
+        req = sr_req_get(ctx);
+        if (sr_unlikely(req == NULL))
+            return SYMRAIL_ERR_NOMEM;
+    }
+    symrail_status_t st = sr_rma_slices(ctx, is_put, local, roff, len, pe, req);
     return blocking ? sr_rma_wait(req, is_put, st) : st;
+}
+
+symrail_status_t sr_rma_req(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
+                            int pe, sr_req_t *req)
+{
+    if (sr_unlikely(ctx->peers[pe].pin >= 0)) {
+        symrail_status_t st = sr_peer_settle(ctx, pe, is_put ? "put" : "get");
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    return sr_rma_slices(ctx, is_put, local, roff, len, pe, req);
 }
 
 /* One slice: no request unless the transport takes it in flight. */

@@ -176,6 +176,8 @@ struct symrail_ctx {
     /* The team a context was made for (OpenSHMEM team contexts): its PE
      * numbers are the team's.  NULL: the world. */
     struct sr_team    *team;
+    /* The batch whose tasks the context carries (core/batch.c), or NULL. */
+    struct symrail_batch *batch;
 };
 
 /* The words at the start of every heap.  barrier[r][epoch & 1] receives
@@ -358,15 +360,17 @@ sr_req_t *sr_req_get(sr_ctx_t *ctx);
 /* Gives a request back; one still counting completions becomes an orphan. */
 void sr_req_put(sr_req_t *req);
 /* One of the request's operations finished. */
+/* orphan: a request its caller gave up; SR_REQ_TASK: a batch task's, whose
+ * end the batch hears of (sr_batch_task_done). */
+#define SR_REQ_ORPHAN 1
+#define SR_REQ_TASK   2
+void sr_req_last(sr_req_t *req) __attribute__((noinline));
 static inline void sr_req_complete(sr_req_t *req, symrail_status_t status)
 {
     if (status != SYMRAIL_OK && req->status == SYMRAIL_OK)
         req->status = status;
-    if (--req->remaining == 0 && req->orphan) {
-        req->op.ctx->orphans--;
-        req->orphan = 0;
-        sr_req_put(req);
-    }
+    if (--req->remaining == 0 && req->orphan)
+        sr_req_last(req);
 }
 symrail_status_t sr_req_wait(sr_req_t *req, const char *what);
 
@@ -378,10 +382,19 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns);
 int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p);
 void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 
+/* notify.c: a notification with a status; blocking 0 never waits (from
+ * progress: SYMRAIL_ERR_AGAIN, try again later). */
+symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t status,
+                                    const void *payload, size_t len, int blocking);
+
 /* rma.c */
 /* Through a transport that may keep work in flight: slices, lanes, requests. */
 symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
                             int pe, int blocking);
+/* Non-blocking, every slice counted in `req`, which the caller owns and
+ * waits on (batches). */
+symrail_status_t sr_rma_req(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
+                            int pe, sr_req_t *req);
 /* An immediate put or get outside the heap. */
 symrail_status_t sr_rma_region(sr_peer_t *peer, int is_put, void *local, uint64_t roff,
                                size_t len) __attribute__((noinline));

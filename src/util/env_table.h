@@ -29,6 +29,8 @@ SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
        "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
+SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",
+       "Bytes of one batch's tasks in flight at once; more are posted as they complete")
 SR_ENV(retry_count,   SYMRAIL_RETRY_COUNT,   UINT,   "3", "0..1000",
        "A slice that fails on one lane (QP, connection) is retried on another this many times")
 SR_ENV(ib_devices,    SYMRAIL_IB_DEVICES,    STRING, "", "*",

@@ -1,0 +1,300 @@
+/* Batches (batch.h). */
+#include "config.h"
+#include "core/batch.h"
+#include "util/log.h"
+#include "util/sys.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SR_BATCH_MAGIC UINT64_C(0x7372424154434801)  /* "srBATCH" */
+
+struct symrail_batch *sr_batch_active;
+static pthread_mutex_t sr_batch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sr_batch_link(struct symrail_batch *b)
+{
+    pthread_mutex_lock(&sr_batch_lock);
+    b->prev_active = NULL;
+    b->next_active = sr_batch_active;
+    if (sr_batch_active)
+        sr_batch_active->prev_active = b;
+    __atomic_store_n(&sr_batch_active, b, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sr_batch_lock);
+}
+
+static void sr_batch_unlink(struct symrail_batch *b)
+{
+    pthread_mutex_lock(&sr_batch_lock);
+    if (b->prev_active)
+        b->prev_active->next_active = b->next_active;
+    else
+        __atomic_store_n(&sr_batch_active, b->next_active, __ATOMIC_RELEASE);
+    if (b->next_active)
+        b->next_active->prev_active = b->prev_active;
+    b->next_active = b->prev_active = NULL;
+    pthread_mutex_unlock(&sr_batch_lock);
+}
+
+symrail_status_t sr_batch_new(size_t capacity, struct symrail_batch **batch_p)
+{
+    struct symrail_batch *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return SYMRAIL_ERR_NOMEM;
+    b->tasks = malloc(capacity * sizeof(*b->tasks));
+    if (b->tasks == NULL)
+        goto err_tasks;
+    symrail_status_t st = sr_ctx_new(SYMRAIL_CTX_SERIALIZED, &b->ctx);
+    if (st != SYMRAIL_OK)
+        goto err_ctx;
+    /* Tasks are mostly one slice each: they spray over every lane, rather
+     * than keep to one lane as a context's one-slice operations do. */
+    b->ctx->home = -1;
+    b->ctx->batch = b;
+    b->magic = SR_BATCH_MAGIC;
+    b->cap = capacity;
+    b->notify_pe = -1;
+    *batch_p = b;
+    return SYMRAIL_OK;
+
+err_ctx:
+    free(b->tasks);
+    free(b);
+    return st;
+err_tasks:
+    free(b);
+    return SYMRAIL_ERR_NOMEM;
+}
+
+void sr_batch_push(struct symrail_batch *b, int op, char *local, struct symrail_rseg *rs,
+                   uint64_t roff, uint64_t len)
+{
+    sr_task_t *t = &b->tasks[b->n++];
+    t->local = local;
+    t->rs = rs;
+    t->roff = roff;
+    t->len = len;
+    t->op = (uint8_t)op;
+    t->state = SYMRAIL_TASK_PENDING;
+    __atomic_fetch_add(&rs->busy, 1, __ATOMIC_RELAXED);
+}
+
+static void sr_task_end(struct symrail_batch *b, sr_task_t *t, symrail_status_t st)
+{
+    t->state = st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED;
+    t->req.status = st;
+    if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
+        b->first_err = st;
+    b->ended++;
+}
+
+void sr_batch_task_done(sr_req_t *req)
+{
+    sr_task_t *t = (sr_task_t *)(void *)req;
+    struct symrail_batch *b = req->op.ctx->batch;
+    b->inflight -= t->len;
+    sr_task_end(b, t, req->status);
+}
+
+/* A task to or from this PE's own segment: a copy, if the segment is there. */
+static symrail_status_t sr_task_self(sr_task_t *t)
+{
+    if (sr_region_find(t->rs->id, t->rs->generation) == NULL)
+        return SYMRAIL_ERR_STALE;
+    char *remote = (char *)(uintptr_t)t->rs->addr + t->roff;
+    if (t->op == SYMRAIL_WRITE)
+        memmove(remote, t->local, t->len);
+    else
+        memmove(t->local, remote, t->len);
+    return SYMRAIL_OK;
+}
+
+static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
+{
+    if (t->rs->pe == sr_rt.my_pe) {
+        sr_task_end(b, t, sr_task_self(t));
+        return;
+    }
+    sr_req_init(b->ctx, &t->req);
+    t->req.orphan = SR_REQ_TASK;
+    /* One count for the posting itself: slices that end at once must not
+     * end the task before its last slice is posted. */
+    t->req.remaining = 1;
+    b->inflight += t->len;
+    symrail_status_t st = sr_rma_req(b->ctx, t->op == SYMRAIL_WRITE, t->local,
+                                     SR_OFF_MAKE(t->rs->idx, t->roff), t->len, t->rs->pe,
+                                     &t->req);
+    sr_req_complete(&t->req, st);
+}
+
+/* Local segments in use may not be deregistered while the batch runs. */
+static void sr_batch_hold_locals(struct symrail_batch *b, int hold)
+{
+    sr_region_t *last = NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        sr_task_t *t = &b->tasks[i];
+        if (last == NULL || t->local < last->addr || t->local + t->len > last->addr + last->len)
+            last = sr_region_containing(t->local, t->len);
+        if (last)
+            __atomic_fetch_add(&last->busy, hold ? 1u : (uint32_t)-1, __ATOMIC_RELAXED);
+    }
+}
+
+static void sr_batch_post_more(struct symrail_batch *b)
+{
+    uint64_t window = sr_rt.env.batch_window;
+    sr_ctx_enter(b->ctx);
+    while (b->next < b->n && (b->inflight < window || b->inflight == 0) && !b->canceled)
+        sr_task_post(b, &b->tasks[b->next++]);
+    sr_ctx_leave(b->ctx);
+}
+
+/* Every task ended: complete them at their targets, then notify. */
+static int sr_batch_end(struct symrail_batch *b)
+{
+    if (b->state == SR_BATCH_RUNNING) {
+        symrail_status_t st = sr_ctx_quiet(b->ctx);
+        if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
+            b->first_err = st;
+        b->state = SR_BATCH_ENDING;
+    }
+    if (b->notify_pe >= 0) {
+        symrail_status_t st = sr_notify_send_msg(b->notify_pe, b->notify_tag, b->first_err,
+                                                 b->notify_payload, b->notify_len, 0);
+        if (st == SYMRAIL_ERR_AGAIN)
+            return 0;  /* no slot at the receiver yet: the next pump tries again */
+        if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
+            b->first_err = st;
+        b->notify_pe = -1;
+    }
+    b->state = SR_BATCH_DONE;
+    sr_batch_hold_locals(b, 0);
+    sr_batch_unlink(b);
+    return 1;
+}
+
+int sr_batch_pump(struct symrail_batch *b)
+{
+    if (b->state == SR_BATCH_DONE || b->state == SR_BATCH_OPEN)
+        return 1;
+    if (b->pumping)
+        return 0;
+    b->pumping = 1;
+    sr_progress(b->ctx);
+    if (b->next < b->n && b->canceled) {
+        for (; b->next < b->n; b->next++)
+            sr_task_end(b, &b->tasks[b->next], SYMRAIL_ERR_CANCELED);
+    }
+    if (b->next < b->n)
+        sr_batch_post_more(b);
+    int done = b->ended == b->n && sr_batch_end(b);
+    b->pumping = 0;
+    return done;
+}
+
+void sr_batch_progress(void)
+{
+    if (pthread_mutex_trylock(&sr_batch_lock) != 0)
+        return;
+    pthread_t me = pthread_self();
+    struct symrail_batch *mine = NULL;
+    for (struct symrail_batch *b = sr_batch_active; b && !mine; b = b->next_active)
+        if (pthread_equal(b->owner, me) && !b->pumping)
+            mine = b;
+    pthread_mutex_unlock(&sr_batch_lock);
+    /* One a call keeps this cheap; the others get their turn in the next. */
+    if (mine)
+        sr_batch_pump(mine);
+}
+
+symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
+                                 const void *payload, size_t len)
+{
+    if (pe >= 0) {
+        b->notify_payload = len ? malloc(len) : NULL;
+        if (len && b->notify_payload == NULL)
+            return SYMRAIL_ERR_NOMEM;
+        if (len)
+            memcpy(b->notify_payload, payload, len);
+        b->notify_pe = pe;
+        b->notify_tag = tag;
+        b->notify_len = len;
+    }
+    b->owner = pthread_self();
+    b->state = SR_BATCH_RUNNING;
+    b->canceled = 0;
+    sr_batch_hold_locals(b, 1);
+    sr_batch_link(b);
+    b->pumping = 1;
+    sr_batch_post_more(b);
+    b->pumping = 0;
+    sr_batch_pump(b);
+    return SYMRAIL_OK;
+}
+
+static int sr_batch_over(void *arg)
+{
+    return sr_batch_pump(arg);
+}
+
+symrail_status_t sr_batch_wait(struct symrail_batch *b, int timeout_ms)
+{
+    if (!sr_batch_pump(b)) {
+        if (timeout_ms == 0)
+            return SYMRAIL_ERR_TIMEOUT;
+        /* -1: no limit but the peers' liveness, which ends any wait. */
+        uint64_t ms = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms;
+        symrail_status_t st = sr_wait(b->ctx, sr_batch_over, b, SR_WAIT_USER_TIMEOUT, ms,
+                                      "batch_wait");
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    return b->first_err;
+}
+
+symrail_status_t sr_batch_cancel(struct symrail_batch *b)
+{
+    if (b->state == SR_BATCH_OPEN) {
+        for (size_t i = 0; i < b->n; i++)
+            sr_task_end(b, &b->tasks[i], SYMRAIL_ERR_CANCELED);
+        b->state = SR_BATCH_DONE;
+        return SYMRAIL_OK;
+    }
+    b->canceled = 1;
+    if (b->first_err == SYMRAIL_OK && b->next < b->n)
+        b->first_err = SYMRAIL_ERR_CANCELED;
+    symrail_status_t st = sr_batch_wait(b, -1);
+    return st == SYMRAIL_ERR_CANCELED ? SYMRAIL_OK : st;
+}
+
+void sr_batch_clear(struct symrail_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        __atomic_fetch_sub(&b->tasks[i].rs->busy, 1, __ATOMIC_RELAXED);
+    free(b->notify_payload);
+    b->notify_payload = NULL;
+    b->notify_pe = -1;
+    b->n = b->next = b->ended = 0;
+    b->inflight = 0;
+    b->first_err = SYMRAIL_OK;
+    b->state = SR_BATCH_OPEN;
+    b->canceled = 0;
+}
+
+void sr_batch_delete(struct symrail_batch *b)
+{
+    sr_batch_clear(b);
+    sr_ctx_free(b->ctx);
+    b->magic = 0;
+    free(b->tasks);
+    free(b);
+}
+
+void sr_batches_fini(void)
+{
+    /* Batches still in flight at finalize: their contexts are quieted with
+     * every other; they leave the active list so that nothing pumps them. */
+    pthread_mutex_lock(&sr_batch_lock);
+    sr_batch_active = NULL;
+    pthread_mutex_unlock(&sr_batch_lock);
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Segments and batches (t_seg) under symrun with 1 to 3 PEs, over shared
+# memory and over TCP, with small slices so that tasks are cut and sprayed.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+[ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
+OK='^ok: seg: segments, paged batches, notifications and stale descriptors'
+for n in 1 2 3; do
+    run_case "seg: segments and batches over shm (-n $n)" 0 "$OK" \
+        env SYMRAIL_TRANSPORTS=shm "$SYMRUN" -n "$n" --timeout 120 "$T/t_seg"
+    run_case "seg: segments and batches over tcp, 16K slices (-n $n)" 0 "$OK" \
+        env SYMRAIL_TRANSPORTS=tcp SYMRAIL_SLICE_SIZE=16K "$SYMRUN" -n "$n" --timeout 120 \
+        "$T/t_seg"
+done
+run_case "seg: every PE its own target (-n 2)" 0 "$OK" \
+    env T_SEG_SELF=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_seg"
+finish
