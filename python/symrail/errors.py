@@ -62,3 +62,6 @@ def error_for(status, call=None, message=None):
     """The exception (not raised) for a status that is not SYMRAIL_OK."""
     cls = BY_STATUS.get(status, SymrailError)
     return cls(status, call, message)
+
+
+__all__ = ["SymrailError", "error_for"] + [c.__name__ for c in BY_STATUS.values()]
