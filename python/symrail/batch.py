@@ -4,7 +4,7 @@ import ctypes
 
 from . import _buf, _layout as L, errors
 from ._lib import call, check, fn
-from .segment import RemoteSegment
+from .segment import RemoteSegment, _cleanup
 
 TaskStatus = collections.namedtuple("TaskStatus", "state state_name nbytes error")
 TaskStatus.__doc__ = """state: TASK_PENDING, TASK_DONE or TASK_FAILED; nbytes moved;
@@ -162,13 +162,8 @@ class Batch:
         if self._h is None:
             return False
         if exc_type is not None:
-            try:
-                self.cancel()
-                self.free()
-            except errors.SymrailError:
-                pass  # the block's own exception says more
-            return False
-        self.free()
+            _cleanup(self.cancel, exc_type)
+        _cleanup(self.free, exc_type)
         return False
 
     def __repr__(self):

@@ -1,4 +1,5 @@
 """Init and finalize, PE info, the symmetric heap and its put/get, counters."""
+import atexit
 import ctypes
 import os
 
@@ -12,9 +13,16 @@ class Runtime:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        if initialized():
+    def __exit__(self, exc_type, exc, tb):
+        if not initialized():
+            return False
+        if exc_type is None:
             finalize()
+        else:
+            try:
+                finalize()
+            except errors.SymrailError:
+                pass  # the block's own exception says more
         return False
 
     @property
@@ -61,6 +69,16 @@ def version():
 
 
 _runtime = Runtime()
+
+
+@atexit.register
+def _finalize_at_exit():
+    # A program that ends without finalize() still leaves the job cleanly.
+    if initialized():
+        try:
+            finalize()
+        except errors.SymrailError:
+            pass
 
 
 class HeapBuffer:

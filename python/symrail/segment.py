@@ -6,6 +6,18 @@ from . import _buf, _layout as L, errors
 from ._lib import call
 
 
+def _cleanup(fn, exc_type):
+    """fn() on leaving a with block; a failure there is raised unless the
+    block raised already (its exception says more)."""
+    if exc_type is None:
+        fn()
+        return
+    try:
+        fn()
+    except errors.SymrailError:
+        pass
+
+
 class Segment:
     """One of this PE's segments (seg_register or seg_alloc).
 
@@ -76,8 +88,8 @@ class Segment:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.deregister()
+    def __exit__(self, exc_type, exc, tb):
+        _cleanup(self.deregister, exc_type)
         return False
 
     def __repr__(self):
@@ -108,7 +120,11 @@ class RemoteSegment:
     def __init__(self, handle):
         self._h = handle
         pe, n = ctypes.c_int(), ctypes.c_size_t()
-        call("symrail_rseg_info", handle, ctypes.byref(pe), ctypes.byref(n))
+        try:
+            call("symrail_rseg_info", handle, ctypes.byref(pe), ctypes.byref(n))
+        except errors.SymrailError:
+            self.release()
+            raise
         self.pe = pe.value
         self.nbytes = n.value
 
@@ -130,8 +146,8 @@ class RemoteSegment:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.release()
+    def __exit__(self, exc_type, exc, tb):
+        _cleanup(self.release, exc_type)
         return False
 
     def __repr__(self):
