@@ -24,18 +24,39 @@ for n in 1 2 3; do
     run_case "heap put/get (-n $n)" 0 '^ok: python heap' \
         "$SYMRUN" -n $n --timeout 120 "$PY" "$D/test_heap.py"
 done
-for n in 2 3; do
-    run_case "notify (-n $n)" 0 '^ok: python notify' \
-        "$SYMRUN" -n $n --timeout 120 "$PY" "$D/test_notify.py"
-done
 run_case "errors raise with their status name" 0 '^ok: python errors' \
     "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_errors.py"
-for n in 2 3; do
-    run_case "segments and batches (-n $n)" 0 '^ok: python segments' \
-        "$SYMRUN" -n $n --timeout 300 "$PY" "$D/test_segments.py"
-done
-for t in heap notify segments; do
-    run_case "$t over TCP (-n 2)" 0 "^ok: python $t" \
-        env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 300 "$PY" "$D/test_$t.py"
-done
+# Cases that need calls the library does not have yet say so and are skipped.
+lacks() {
+    "$PY" -c 'import sys, symrail._lib as l
+m = [n for n in sys.argv[1:] if not hasattr(l.lib, n)]
+print(" ".join(m)); sys.exit(1 if m else 0)' "$@" >"$outdir/lacks" && return 1
+    echo "SKIP: $case_name (libsymrail lacks $(cat "$outdir/lacks"))"
+}
+SEGS="pools stale cancel"
+case_name="segments and batches"
+if ! lacks symrail_seg_register symrail_batch_submit_notify symrail_notify_wait_tag; then
+    for n in 1 2 3; do
+        run_case "segments and batches: $SEGS (-n $n)" 0 '^ok: python segments' \
+            "$SYMRUN" -n $n --timeout 300 "$PY" "$D/test_segments.py" $SEGS
+    done
+    run_case "segments and batches over TCP: $SEGS (-n 2)" 0 '^ok: python segments' \
+        env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 300 "$PY" "$D/test_segments.py" $SEGS
+fi
+case_name="segment publish/lookup"
+if ! lacks symrail_seg_publish symrail_seg_lookup symrail_notify_wait_tag; then
+    run_case "segment publish/lookup (-n 2)" 0 '^ok: python segments' \
+        "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_segments.py" publish
+fi
+case_name="notify"
+if ! lacks symrail_notify_wait_tag; then
+    for n in 2 3; do
+        run_case "notify (-n $n)" 0 '^ok: python notify' \
+            "$SYMRUN" -n $n --timeout 120 "$PY" "$D/test_notify.py"
+    done
+    run_case "notify over TCP (-n 2)" 0 '^ok: python notify' \
+        env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_notify.py"
+fi
+run_case "heap over TCP (-n 2)" 0 '^ok: python heap' \
+    env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_heap.py"
 finish

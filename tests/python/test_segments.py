@@ -6,7 +6,8 @@ that neighbour writes non-contiguous blocks into it with one batch
 verifies every byte of its pool.  Then: read back with READ tasks,
 publish/lookup, bad tasks refused with nothing added, a descriptor whose
 segment is gone (stale), and a canceled batch whose notification says how it
-ended."""
+ended.  Arguments: the parts to run (pools, publish, stale, cancel; default
+all of them)."""
 import os
 import sys
 
@@ -148,11 +149,7 @@ def bad_tasks(rseg, src):
     return past_capacity
 
 
-with symrail.init() as rt:
-    me, n = rt.my_pe, rt.n_pes
-    right, left = (me + 1) % n, (me - 1) % n
-    kinds = ["bytearray", "seg_alloc"] + (["numpy"] if np else []) + (["torch"] if torch else [])
-    src = source(me)
+def pools(kinds):
     for k, kind in enumerate(kinds):
         seg, pool = make_pool(kind)
         with seg:
@@ -168,29 +165,37 @@ with symrail.init() as rt:
             symrail.barrier()
             rseg.release()
             symrail.barrier()
+    return "%s pools verified; past capacity %s" % (", ".join(kinds), past_capacity)
 
-    # publish / lookup
+
+def publish():
     seg, pool = make_pool("bytearray")
-    seg.publish("py-pool-%d" % me)
-    symrail.barrier()
-    with symrail.seg_lookup("py-pool-%d" % right, right, T) as r1:
-        check(r1.pe == right and r1.nbytes == SIZE, "lookup by name on a PE: %r" % r1)
-    with symrail.seg_lookup("py-pool-%d" % right, symrail.ANY_PE, T) as r2:
-        check(r2.pe == right, "lookup by name on any PE: %r" % r2)
-    symrail.barrier()
-    symrail.seg_unpublish("py-pool-%d" % me)
+    with seg:
+        seg.publish("py-pool-%d" % me)
+        symrail.barrier()
+        with symrail.seg_lookup("py-pool-%d" % right, right, T) as r1:
+            check(r1.pe == right and r1.nbytes == SIZE, "lookup by name on a PE: %r" % r1)
+        with symrail.seg_lookup("py-pool-%d" % right, symrail.ANY_PE, T) as r2:
+            check(r2.pe == right, "lookup by name on any PE: %r" % r2)
+        symrail.barrier()
+        symrail.seg_unpublish("py-pool-%d" % me)
+        symrail.barrier()
+    return "publish/lookup by PE and by any PE"
 
-    # stale: the owner deregisters, the writer's transfer through the old
-    # descriptor fails and never reaches the memory
+
+def stale():
+    """The owner deregisters; the writer's transfer through the old
+    descriptor fails, the owner is told, and no byte reaches the memory."""
+    seg, pool = make_pool("bytearray")
     rseg = exchange(seg, TAG_GONE)
     symrail.barrier()
     seg.deregister()
     symrail.barrier()
-    stale_at = "add"
+    at = "add"
     with symrail.Batch(4) as b:
         try:
             b.add(symrail.WRITE, b"\xee" * BB, rseg, 0, BB)
-            stale_at = "transfer"
+            at = "transfer"
             b.submit_notify(right, TAG_STALE, b"stale")
             raises(symrail.StaleError, "SYMRAIL_ERR_STALE", b.wait, T)
             check(b.status().error.name == "SYMRAIL_ERR_STALE", "stale task's status")
@@ -199,12 +204,15 @@ with symrail.init() as rt:
     m = symrail.notify_wait_tag(TAG_STALE, T)
     check(m.payload == b"refused at add" or (
         m.status_name == "SYMRAIL_ERR_STALE" and isinstance(m.error, symrail.StaleError)),
-        "the owner learns of the stale transfer: %r" % m)
+        "the owner is told of the stale transfer: %r" % m)
     check(pool() == bytes(SIZE), "no byte of the deregistered pool was written")
     rseg.release()
     symrail.barrier()
+    return "stale descriptor refused at %s" % at
 
-    # cancel: the notification goes exactly once and says how the batch ended
+
+def cancel():
+    """The notification goes exactly once and says how the batch ended."""
     seg, pool = make_pool("bytearray")
     with seg:
         rseg = exchange(seg, TAG_CANCEL + 1)
@@ -228,8 +236,20 @@ with symrail.init() as rt:
         symrail.barrier()
         rseg.release()
         symrail.barrier()
+    return "canceled batch ended %s, its notification agrees" % told
+
+
+PARTS = {"pools": None, "publish": publish, "stale": stale, "cancel": cancel}
+parts = sys.argv[1:] or list(PARTS)
+for p in parts:
+    check(p in PARTS, "unknown part %s (of %s)" % (p, ", ".join(PARTS)))
+with symrail.init() as rt:
+    me, n = rt.my_pe, rt.n_pes
+    right, left = (me + 1) % n, (me - 1) % n
+    kinds = ["bytearray", "seg_alloc"] + (["numpy"] if np else []) + (["torch"] if torch else [])
+    src = source(me)
+    said = [pools(kinds) if p == "pools" else PARTS[p]() for p in parts]
     if me == 0:
-        print("ok: python segments and batches on %d PEs: %s pools verified; stale refused at "
-              "%s; past capacity %s; cancel %s%s" % (
-                  n, ", ".join(kinds), stale_at, past_capacity, told,
-                  "" if torch else "; torch tensor registration skipped (torch not installed)"))
+        if "pools" in parts and not torch:
+            said.append("torch tensor registration skipped (torch not installed)")
+        print("ok: python segments on %d PEs: %s" % (n, "; ".join(said)))
