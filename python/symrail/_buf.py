@@ -7,9 +7,12 @@ caller keeps the returned `keep` object alive for as long as C may touch
 the memory: for a bytearray it also holds an export, so the bytearray
 cannot be resized (and moved) meanwhile.
 """
+import array
 import ctypes
 
 from . import errors
+
+_U32 = "I" if array.array("I").itemsize == 4 else "L"
 
 
 def _bad(what, why):
@@ -100,9 +103,11 @@ def index_array(idx, what):
         if str(idx.dtype) == "uint32" and idx.flags["C_CONTIGUOUS"] and idx.ndim == 1:
             return ctypes.cast(idx.ctypes.data, ctypes.POINTER(ctypes.c_uint32)), len(idx), idx
         idx = idx.tolist()
-    vals = list(idx)
-    for v in vals:
-        if not 0 <= int(v) <= 0xFFFFFFFF:
-            raise _bad(what, "block index %r is not a uint32" % (v,))
-    arr = (ctypes.c_uint32 * len(vals))(*[int(v) for v in vals])
-    return ctypes.cast(arr, ctypes.POINTER(ctypes.c_uint32)), len(vals), arr
+    try:
+        arr = array.array(_U32, idx)  # checks the range at C speed
+    except (OverflowError, TypeError) as e:
+        raise _bad(what, "block indices must be uint32: %s" % e)
+    if len(arr) == 0:
+        return None, 0, arr
+    return ctypes.cast((ctypes.c_uint32 * len(arr)).from_buffer(arr),
+                       ctypes.POINTER(ctypes.c_uint32)), len(arr), arr
