@@ -96,6 +96,15 @@ def numpy_view(addr, nbytes, dtype, shape):
     return arr.reshape(shape) if shape is not None else arr
 
 
+def torch_view(addr, nbytes, dtype, shape):
+    import torch
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # older torch warns of every buffer it wraps
+        t = torch.frombuffer(view(addr, nbytes), dtype=dtype or torch.uint8)
+    return t.reshape(shape) if shape is not None else t
+
+
 def index_array(idx, what):
     """(pointer, count, keep) of a list of block indices as uint32_t[]: a
     C-contiguous numpy uint32 array is passed as it is, anything else copied."""

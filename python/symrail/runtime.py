@@ -113,6 +113,10 @@ class HeapBuffer:
     def numpy(self, dtype="uint8", shape=None):
         return _buf.numpy_view(self._symrail_region()[0], self.nbytes, dtype, shape)
 
+    def torch(self, dtype=None, shape=None):
+        """A CPU torch tensor over this PE's copy (dtype default uint8)."""
+        return _buf.torch_view(self._symrail_region()[0], self.nbytes, dtype, shape)
+
     def put(self, src, pe, offset=0, nbi=False):
         """Writes src (any buffer) into PE pe's copy at offset."""
         put(self, src, pe, offset, nbi)

@@ -55,6 +55,11 @@ class Segment:
         self._handle()
         return _buf.numpy_view(self.addr, self.nbytes, dtype, shape)
 
+    def torch(self, dtype=None, shape=None):
+        """A CPU torch tensor over the segment's memory (dtype default uint8)."""
+        self._handle()
+        return _buf.torch_view(self.addr, self.nbytes, dtype, shape)
+
     def export(self):
         """The segment's descriptor (bytes) for seg_import on any PE of the job."""
         buf = ctypes.create_string_buffer(L.SEG_DESC_MAX)

@@ -9,6 +9,7 @@ import symrail  # noqa: E402
 from tcommon import check, optional  # noqa: E402
 
 np = optional("numpy")
+torch = optional("torch")
 N = 1 << 20
 
 
@@ -73,6 +74,19 @@ with symrail.init() as rt:
         numpy_note = "numpy views and sources"
     else:
         numpy_note = "numpy cases skipped (numpy not installed)"
+
+    if torch is not None:
+        t = inbox.torch(torch.int32, (N // 4,))
+        symrail.barrier()
+        t[:8] = torch.arange(8, dtype=torch.int32) * (me + 1)
+        symrail.barrier()
+        got = symrail.get(inbox, right, 0, 32)
+        want = (torch.arange(8, dtype=torch.int32) * (right + 1)).numpy().tobytes()
+        check(bytes(got) == want, "a torch view of the heap is what peers read")
+        symrail.barrier()
+        numpy_note += "; torch views"
+    else:
+        numpy_note += "; torch views skipped (torch not installed)"
 
     s = symrail.stats()
     check(s["puts"] >= 5 and s["gets"] >= 3 and s["barriers"] >= 4,

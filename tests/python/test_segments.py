@@ -74,6 +74,9 @@ def make_pool(kind):
         return seg, lambda: obj.numpy().tobytes()
     seg = symrail.seg_alloc(SIZE)
     seg.view[:] = bytes(SIZE)
+    if torch is not None:  # read through a tensor over the same memory
+        t = seg.torch(torch.uint8, (LAYERS, BLOCKS, BB))
+        return seg, lambda: t.numpy().tobytes()
     return seg, lambda: bytes(seg.view)
 
 
