@@ -42,6 +42,11 @@ if ! lacks symrail_seg_register symrail_batch_submit_notify symrail_notify_wait_
     done
     run_case "segments and batches over TCP: $SEGS (-n 2)" 0 '^ok: python segments' \
         env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 300 "$PY" "$D/test_segments.py" $SEGS
+    # A window of 64K leaves most of the batch unposted when cancel comes.
+    run_case "a canceled batch over TCP notifies its target with CANCELED (-n 2)" 0 \
+        'canceled batch ended SYMRAIL_ERR_CANCELED, its notification agrees' \
+        env SYMRAIL_TRANSPORTS=tcp SYMRAIL_BATCH_WINDOW=64K "$SYMRUN" -n 2 --timeout 120 \
+        "$PY" "$D/test_segments.py" cancel
 fi
 case_name="segment publish/lookup"
 if ! lacks symrail_seg_publish symrail_seg_lookup symrail_notify_wait_tag; then
