@@ -25,7 +25,7 @@ def _rseg(rseg):
 
 
 def _max_index(keep):
-    """The largest of the indices index_array kept (a numpy or ctypes array)."""
+    """The largest of the indices index_array kept (a numpy array or an array.array)."""
     if len(keep) == 0:
         return -1
     return int(keep.max()) if hasattr(keep, "max") else max(keep)
