@@ -28,6 +28,8 @@ from .segment import (RemoteSegment, Segment, seg_alloc, seg_import, seg_lookup,
 from .batch import Batch, TaskStatus
 from .notify import Notification
 from . import notify
+from .endpoint import (accept as endpoint_accept, connect as endpoint_connect,
+                       disconnect as endpoint_disconnect, export as endpoint_export)
 from .notify import (poll as notify_poll, poll_tag as notify_poll_tag, send as notify_send,
                      trysend as notify_trysend, wait as notify_wait,
                      wait_tag as notify_wait_tag)

@@ -62,6 +62,17 @@ if ! lacks symrail_notify_wait_tag; then
     run_case "notify over TCP (-n 2)" 0 '^ok: python notify' \
         env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_notify.py"
 fi
+case_name="two jobs that connect"
+if ! lacks symrail_endpoint_connect symrail_notify_wait_tag; then
+    jd=$(mktemp -d "$outdir/jobs.XXXXXX")
+    "$SYMRUN" -n 1 --timeout 120 "$PY" "$D/test_jobs.py" exporter "$jd" >"$jd/exporter" 2>&1 &
+    epid=$!
+    run_case "two jobs that connect: the connector" 0 '^ok: python jobs: connector' \
+        "$SYMRUN" -n 1 --timeout 120 "$PY" "$D/test_jobs.py" connector "$jd"
+    wait $epid
+    run_case "two jobs that connect: the exporter" 0 '^ok: python jobs: exporter' \
+        sh -c 'cat "$1"; exit "$2"' sh "$jd/exporter" $?
+fi
 run_case "heap over TCP (-n 2)" 0 '^ok: python heap' \
     env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_heap.py"
 finish

@@ -14,6 +14,8 @@ bad = []
 for name in sorted(set(c) | set(py)):
     if name not in py:
         bad.append("%s: C has %d, the binding does not declare it" % (name, c[name]))
+    elif name not in c and name in _layout.PENDING:
+        print("note: %s is not in this symrail.h yet" % name)
     elif name not in c:
         bad.append("%s: the binding has %d, t_py_layout does not print it" % (name, py[name]))
     elif c[name] != py[name]:
