@@ -124,7 +124,8 @@ symrail_status_t sr_seg_publish(symrail_seg_t seg, const char *name)
         return st;
     char key[SR_NAME_MAX + 64];
     sr_name_key(key, sizeof(key), sr_rt.my_pe, name);
-    st = sr_boot_publish(sr_rt.boot, key, desc, dlen);
+    st = sr_rt.env.test_names_local ? SYMRAIL_ERR_UNSUPPORTED
+                                    : sr_boot_publish(sr_rt.boot, key, desc, dlen);
     if (st == SYMRAIL_OK) {
         n->pmix = 1;
         /* The name for lookups on any PE: the first PE to publish it has it. */
@@ -256,7 +257,8 @@ symrail_status_t sr_seg_lookup(int pe, const char *name, int timeout_ms,
     sr_name_key(key, sizeof(key), pe, name);
     void *val = NULL;
     size_t vlen = 0;
-    st = sr_boot_lookup(sr_rt.boot, key, ms, &val, &vlen);
+    st = sr_rt.env.test_names_local ? SYMRAIL_ERR_UNSUPPORTED
+                                    : sr_boot_lookup(sr_rt.boot, key, ms, &val, &vlen);
     if (st == SYMRAIL_OK) {
         st = sr_region_import(val, vlen, rseg_p);
         free(val);
