@@ -129,17 +129,39 @@ static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
     sr_req_complete(&t->req, st);
 }
 
-/* Local segments in use may not be deregistered while the batch runs. */
-static void sr_batch_hold_locals(struct symrail_batch *b, int hold)
+static void sr_batch_unhold_locals(struct symrail_batch *b)
+{
+    for (size_t i = 0; i < b->nheld; i++)
+        sr_region_unhold(b->held[i]);
+    b->nheld = 0;
+}
+
+/* Local segments in use may not be deregistered while the batch runs: each
+ * run of tasks in one segment holds it once. */
+static symrail_status_t sr_batch_hold_locals(struct symrail_batch *b)
 {
     sr_region_t *last = NULL;
     for (size_t i = 0; i < b->n; i++) {
         sr_task_t *t = &b->tasks[i];
-        if (last == NULL || t->local < last->addr || t->local + t->len > last->addr + last->len)
-            last = sr_region_containing(t->local, t->len);
-        if (last)
-            __atomic_fetch_add(&last->busy, hold ? 1u : (uint32_t)-1, __ATOMIC_RELAXED);
+        if (last != NULL && t->local >= last->addr && t->local + t->len <= last->addr + last->len)
+            continue;
+        if ((last = sr_region_hold(t->local, t->len)) == NULL)
+            continue;
+        if (b->nheld == b->held_cap) {
+            size_t cap = b->held_cap ? b->held_cap * 2 : 8;
+            sr_region_t **held = realloc(b->held, cap * sizeof(*held));
+            if (held == NULL) {
+                sr_region_unhold(last);
+                sr_batch_unhold_locals(b);
+                sr_error("symrail_batch_submit: out of memory for the batch's local segments");
+                return SYMRAIL_ERR_NOMEM;
+            }
+            b->held = held;
+            b->held_cap = cap;
+        }
+        b->held[b->nheld++] = last;
     }
+    return SYMRAIL_OK;
 }
 
 static void sr_batch_post_more(struct symrail_batch *b)
@@ -170,7 +192,7 @@ static int sr_batch_end(struct symrail_batch *b)
         b->notify_pe = -1;
     }
     b->state = SR_BATCH_DONE;
-    sr_batch_hold_locals(b, 0);
+    sr_batch_unhold_locals(b);
     sr_batch_unlink(b);
     return 1;
 }
@@ -212,10 +234,15 @@ void sr_batch_progress(void)
 symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
                                  const void *payload, size_t len)
 {
+    symrail_status_t st = sr_batch_hold_locals(b);
+    if (st != SYMRAIL_OK)
+        return st;
     if (pe >= 0) {
         b->notify_payload = len ? malloc(len) : NULL;
-        if (len && b->notify_payload == NULL)
+        if (len && b->notify_payload == NULL) {
+            sr_batch_unhold_locals(b);
             return SYMRAIL_ERR_NOMEM;
+        }
         if (len)
             memcpy(b->notify_payload, payload, len);
         b->notify_pe = pe;
@@ -225,7 +252,6 @@ symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
     b->owner = pthread_self();
     b->state = SR_BATCH_RUNNING;
     b->canceled = 0;
-    sr_batch_hold_locals(b, 1);
     sr_batch_link(b);
     b->pumping = 1;
     sr_batch_post_more(b);
@@ -288,6 +314,7 @@ void sr_batch_delete(struct symrail_batch *b)
     sr_batch_clear(b);
     sr_ctx_free(b->ctx);
     b->magic = 0;
+    free(b->held);
     free(b->tasks);
     free(b);
 }

@@ -50,7 +50,11 @@ struct symrail_batch {
     int              canceled;
     int              pumping;     /* in sr_batch_pump: no second entry */
     pthread_t        owner;       /* the thread that submitted it */
-    sr_region_t     *last_local;  /* last local segment found, for the next task */
+    /* The local segments its tasks use, held from submit to the end, and
+     * let go of by these very pointers: a segment registered meanwhile over
+     * the same memory is none of the batch's. */
+    sr_region_t    **held;
+    size_t           nheld, held_cap;
     /* The notification at the end. */
     int              notify_pe;   /* -1: none */
     uint32_t         notify_tag;

@@ -213,7 +213,7 @@ sr_region_t *sr_region_find(uint32_t id, uint32_t generation)
     return r;
 }
 
-sr_region_t *sr_region_containing(const void *addr, size_t len)
+sr_region_t *sr_region_hold(const void *addr, size_t len)
 {
     const char *a = addr;
     sr_region_t *found = NULL;
@@ -223,8 +223,18 @@ sr_region_t *sr_region_containing(const void *addr, size_t len)
         if (r && a >= r->addr && len <= r->len && (size_t)(a - r->addr) <= r->len - len)
             found = r;
     }
+    /* Under the lock: a deregistration that saw busy 0 has freed it. */
+    if (found)
+        found->busy++;
     pthread_mutex_unlock(&sr_reg_lock);
     return found;
+}
+
+void sr_region_unhold(sr_region_t *reg)
+{
+    pthread_mutex_lock(&sr_reg_lock);
+    reg->busy--;
+    pthread_mutex_unlock(&sr_reg_lock);
 }
 
 symrail_status_t sr_region_export(sr_region_t *reg, void *buf, size_t *len_p)

@@ -64,8 +64,10 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
 void sr_region_release(struct symrail_rseg *rseg);
 /* The live import of a handle, or NULL (logged, naming fn). */
 struct symrail_rseg *sr_rseg_of(const char *fn, symrail_rseg_t rseg);
-/* A local region busy/idle around a batch's use of it (local side). */
-sr_region_t *sr_region_containing(const void *addr, size_t len);
+/* The live local region that holds [addr, addr+len), made busy (it is not
+ * deregistered until sr_region_unhold), or NULL. */
+sr_region_t *sr_region_hold(const void *addr, size_t len);
+void sr_region_unhold(sr_region_t *reg);
 void sr_regions_fini(void);
 /* Transport `tl` started after init (connected jobs): every live segment
  * onto it too. */

@@ -9,6 +9,8 @@
  *    when the owner receives it, every byte is there, and nothing outside
  *    the blocks was touched; per-task status and bytes;
  *  - a READ batch over the layers form brings them back, byte for byte;
+ *  - memory registered while a batch from it is in flight deregisters once
+ *    the batch is done;
  *  - bad input is refused with nothing added: outside the segment, zero
  *    length, past the capacity, an import in use, no batch;
  *  - after the owner deregisters, a batch through the old descriptor fails
@@ -199,6 +201,29 @@ static void stale(board_t *board, unsigned char *pool, symrail_seg_t seg, symrai
     T_CHECK(symrail_seg_deregister(again));
 }
 
+/* A local buffer registered as a segment while a batch from it is in
+ * flight is no segment of the batch's: once the batch ends it deregisters
+ * at once. */
+static void late_local(symrail_rseg_t dst)
+{
+    size_t len = POOL * LAYERS;
+    unsigned char *buf = malloc(len);
+    T_ASSERT(buf != NULL, "malloc");
+    memset(buf, 0x33, len);
+    for (int i = 0; i < 8; i++) {
+        symrail_batch_t b;
+        symrail_seg_t late;
+        T_CHECK(symrail_batch_create(1, &b));
+        T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, buf, dst, 0, len, NULL));
+        T_CHECK(symrail_batch_submit(b));
+        T_CHECK(symrail_seg_register(buf, len, 0, &late));
+        T_CHECK(symrail_batch_wait(b, -1));
+        T_CHECK(symrail_batch_free(b));
+        T_CHECK(symrail_seg_deregister(late));
+    }
+    free(buf);
+}
+
 /* Names: each PE publishes its pool, the PE before it finds it by name on
  * this PE and on any PE; a name nobody publishes times out; an unpublished
  * one is gone. */
@@ -292,6 +317,8 @@ int main(void)
                         src + (size_t)(LAYERS - 1) * POOL + (size_t)src_idx[i] * BLOCK,
                         BLOCK) == 0, "block %u read back differs", dst_idx[i]);
 
+    T_CHECK(symrail_barrier_all());
+    late_local(r[1]);
     bad_input(r[0], src);
     T_CHECK(symrail_barrier_all());
     stale(board, pool, seg, r[0], src);
