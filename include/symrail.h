@@ -337,8 +337,9 @@ typedef enum {
 
 symrail_status_t symrail_batch_create(size_t capacity, symrail_batch_t *batch_p);
 /* One task; *task_p (may be NULL) receives its index.  Bad tasks (outside
- * the segment, a released or stale one, zero length, past the capacity)
- * are refused here with nothing added. */
+ * the segment, a released import, zero length, past the capacity) are
+ * refused here with nothing added; one through a descriptor whose
+ * registration is gone fails at transfer with SYMRAIL_ERR_STALE. */
 symrail_status_t symrail_batch_add(symrail_batch_t batch, symrail_xfer_op_t op, void *local,
                                    symrail_rseg_t rseg, uint64_t roff, size_t len,
                                    size_t *task_p);
@@ -369,7 +370,9 @@ symrail_status_t symrail_batch_submit(symrail_batch_t batch);
  * is canceled, the notification still goes, with status set to the first
  * failure: its receiver never waits for data that will not come.  The
  * notification leaves from this PE's progress (any call that waits or
- * polls, batch_status and batch_wait included). */
+ * polls, batch_status and batch_wait included); if the receiver has no
+ * free slot for SYMRAIL_OP_TIMEOUT, the batch ends with SYMRAIL_ERR_TIMEOUT
+ * instead. */
 symrail_status_t symrail_batch_submit_notify(symrail_batch_t batch, int pe, uint32_t tag,
                                              const void *payload, size_t len);
 /* The state of task `task` (or of the whole batch: SYMRAIL_BATCH_ALL, done

@@ -74,8 +74,6 @@ symrail_status_t symrail_seg_deregister(symrail_seg_t seg)
     sr_region_t *reg = sr_region_of(fn, seg);
     if (reg == NULL)
         return SYMRAIL_ERR_INVALID;
-    if (reg->refs == 1 && reg->busy == 0)
-        sr_seg_names_drop(seg);
     symrail_status_t st = sr_region_deregister(reg);
     if (st == SYMRAIL_ERR_STATE)
         sr_error("%s: segment %u is in use by a batch in flight", fn, seg->id);

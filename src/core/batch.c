@@ -40,7 +40,7 @@ symrail_status_t sr_batch_new(size_t capacity, struct symrail_batch **batch_p)
 {
     struct symrail_batch *b = calloc(1, sizeof(*b));
     if (b == NULL)
-        return SYMRAIL_ERR_NOMEM;
+        goto err_nomem;
     b->tasks = malloc(capacity * sizeof(*b->tasks));
     if (b->tasks == NULL)
         goto err_tasks;
@@ -63,6 +63,8 @@ err_ctx:
     return st;
 err_tasks:
     free(b);
+err_nomem:
+    sr_error("symrail_batch_create: no memory for a batch of %zu tasks", capacity);
     return SYMRAIL_ERR_NOMEM;
 }
 
@@ -101,14 +103,8 @@ void sr_batch_task_done(sr_req_t *req)
 /* A task to or from this PE's own segment: a copy, if the segment is there. */
 static symrail_status_t sr_task_self(sr_task_t *t)
 {
-    if (sr_region_find(t->rs->id, t->rs->generation) == NULL)
-        return SYMRAIL_ERR_STALE;
-    char *remote = (char *)(uintptr_t)t->rs->addr + t->roff;
-    if (t->op == SYMRAIL_WRITE)
-        memmove(remote, t->local, t->len);
-    else
-        memmove(t->local, remote, t->len);
-    return SYMRAIL_OK;
+    return sr_region_copy_self(t->rs->id, t->rs->generation, t->roff, t->local, t->len,
+                               t->op == SYMRAIL_WRITE);
 }
 
 static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
@@ -185,8 +181,20 @@ static int sr_batch_end(struct symrail_batch *b)
     if (b->notify_pe >= 0) {
         symrail_status_t st = sr_notify_send_msg(b->notify_pe, b->notify_tag, b->first_err,
                                                  b->notify_payload, b->notify_len, 0);
-        if (st == SYMRAIL_ERR_AGAIN)
-            return 0;  /* no slot at the receiver yet: the next pump tries again */
+        if (st == SYMRAIL_ERR_AGAIN) {
+            /* No slot at the receiver yet: the next pump tries again, for
+             * as long as any send may wait. */
+            uint64_t now = sr_time_ns();
+            if (b->end_since == 0)
+                b->end_since = now;
+            if (sr_rt.env.op_timeout == 0 ||
+                now - b->end_since < sr_rt.env.op_timeout * 1000000ull)
+                return 0;
+            sr_error("the notification of a batch to PE %d (tag %u) found no free slot there "
+                     "for %llu ms (SYMRAIL_OP_TIMEOUT): not sent", b->notify_pe, b->notify_tag,
+                     (unsigned long long)sr_rt.env.op_timeout);
+            st = SYMRAIL_ERR_TIMEOUT;
+        }
         if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
             b->first_err = st;
         b->notify_pe = -1;
@@ -201,9 +209,10 @@ int sr_batch_pump(struct symrail_batch *b)
 {
     if (b->state == SR_BATCH_DONE || b->state == SR_BATCH_OPEN)
         return 1;
-    if (b->pumping)
+    /* One pump at a time: the owner's progress and a wait of another
+     * thread may both come here. */
+    if (__atomic_exchange_n(&b->pumping, 1, __ATOMIC_ACQUIRE))
         return 0;
-    b->pumping = 1;
     sr_progress(b->ctx);
     if (b->next < b->n && b->canceled) {
         for (; b->next < b->n; b->next++)
@@ -212,7 +221,7 @@ int sr_batch_pump(struct symrail_batch *b)
     if (b->next < b->n)
         sr_batch_post_more(b);
     int done = b->ended == b->n && sr_batch_end(b);
-    b->pumping = 0;
+    __atomic_store_n(&b->pumping, 0, __ATOMIC_RELEASE);
     return done;
 }
 
@@ -223,7 +232,7 @@ void sr_batch_progress(void)
     pthread_t me = pthread_self();
     struct symrail_batch *mine = NULL;
     for (struct symrail_batch *b = sr_batch_active; b && !mine; b = b->next_active)
-        if (pthread_equal(b->owner, me) && !b->pumping)
+        if (pthread_equal(b->owner, me) && !__atomic_load_n(&b->pumping, __ATOMIC_RELAXED))
             mine = b;
     pthread_mutex_unlock(&sr_batch_lock);
     /* One a call keeps this cheap; the others get their turn in the next. */
@@ -252,10 +261,11 @@ symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
     b->owner = pthread_self();
     b->state = SR_BATCH_RUNNING;
     b->canceled = 0;
+    b->end_since = 0;
+    __atomic_store_n(&b->pumping, 1, __ATOMIC_RELAXED);
     sr_batch_link(b);
-    b->pumping = 1;
     sr_batch_post_more(b);
-    b->pumping = 0;
+    __atomic_store_n(&b->pumping, 0, __ATOMIC_RELEASE);
     sr_batch_pump(b);
     return SYMRAIL_OK;
 }
@@ -267,12 +277,15 @@ static int sr_batch_over(void *arg)
 
 symrail_status_t sr_batch_wait(struct symrail_batch *b, int timeout_ms)
 {
+    /* The thread that waits pumps it from its progress too. */
+    b->owner = pthread_self();
     if (!sr_batch_pump(b)) {
         if (timeout_ms == 0)
             return SYMRAIL_ERR_TIMEOUT;
-        /* -1: no limit but the peers' liveness, which ends any wait. */
+        /* -1: no limit but the peers' liveness, which ends any wait.  The
+         * batch's context is progressed by the pump alone. */
         uint64_t ms = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms;
-        symrail_status_t st = sr_wait(b->ctx, sr_batch_over, b, SR_WAIT_USER_TIMEOUT, ms,
+        symrail_status_t st = sr_wait(NULL, sr_batch_over, b, SR_WAIT_USER_TIMEOUT, ms,
                                       "batch_wait");
         if (st != SYMRAIL_OK)
             return st;

@@ -48,7 +48,8 @@ struct symrail_batch {
     symrail_status_t first_err;
     sr_batch_state_t state;
     int              canceled;
-    int              pumping;     /* in sr_batch_pump: no second entry */
+    int              pumping;     /* in sr_batch_pump: no second entry (atomic) */
+    uint64_t         end_since;   /* when its notification first found no slot */
     pthread_t        owner;       /* the thread that submitted it */
     /* The local segments its tasks use, held from submit to the end, and
      * let go of by these very pointers: a segment registered meanwhile over

@@ -29,10 +29,12 @@
 #include <stdint.h>
 #include <symrail.h>
 
+#include "core/notify.h"
+
 #include "core/rt.h"
 
 /* The reserved tag of the JOIN message. */
-#define SR_EP_TAG_JOIN (SYMRAIL_NOTIFY_TAG_RESERVED + 0x100u)
+#define SR_EP_TAG_JOIN SR_TAG_EP_JOIN
 
 extern uint8_t *sr_is_local;  /* init.c: [n_max] */
 

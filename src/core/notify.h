@@ -16,6 +16,12 @@
 #include <stdint.h>
 #include <symrail.h>
 
+/* The library's own tags (from SYMRAIL_NOTIFY_TAG_RESERVED up), in one
+ * list so that no two services share one. */
+#define SR_TAG_SEG_LOOKUP (SYMRAIL_NOTIFY_TAG_RESERVED + 0x10u)  /* seg_name.c: a question */
+#define SR_TAG_SEG_FOUND  (SYMRAIL_NOTIFY_TAG_RESERVED + 0x11u)  /* ... and its answer */
+#define SR_TAG_EP_JOIN    (SYMRAIL_NOTIFY_TAG_RESERVED + 0x100u) /* endpoint.c: a connector */
+
 /* Sends one message to `pe`: any tag (reserved ones included), `status`
  * travelling with it (SYMRAIL_OK for ordinary messages), len up to
  * SYMRAIL_NOTIFY_MAX_PAYLOAD.  Messages to one PE arrive whole and in the

@@ -115,7 +115,7 @@ symrail_status_t sr_region_register(void *addr, size_t len, const char *shm_name
     pthread_mutex_lock(&sr_reg_lock);
     for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs; id++) {
         sr_region_t *r = sr_regs[id];
-        if (r && r->addr == addr && r->len == len && !owned) {
+        if (r && r->live && r->addr == addr && r->len == len && !owned) {
             r->refs++;
             *reg_p = r;
             goto out;
@@ -180,15 +180,21 @@ symrail_status_t sr_region_deregister(sr_region_t *reg)
     }
     if (--reg->refs > 0)
         goto out;
-    /* A transport that fails says why; the region goes all the same. */
-    st = sr_reg_tls_undo(reg, sr_rt.ntls);
-    sr_regs[reg->handle.id] = NULL;
+    /* Its names go first: a lookup must not find it while it goes. */
+    sr_seg_names_drop(&reg->handle);
     reg->live = 0;
     reg->handle.magic = 0;
+    /* A transport that fails says why.  The segment is gone all the same,
+     * but its id stays taken (the entry is kept, not live): that transport
+     * may still hold it, and would refuse the id registered again. */
+    st = sr_reg_tls_undo(reg, sr_rt.ntls);
     sr_debug("segment %u (generation %u) deregistered", reg->handle.id, reg->handle.generation);
     if (reg->owned)
         sr_region_unmap(reg);
-    free(reg);
+    if (st == SYMRAIL_OK) {
+        sr_regs[reg->handle.id] = NULL;
+        free(reg);
+    }
 out:
     pthread_mutex_unlock(&sr_reg_lock);
     return st;
@@ -207,10 +213,29 @@ sr_region_t *sr_region_find(uint32_t id, uint32_t generation)
 {
     pthread_mutex_lock(&sr_reg_lock);
     sr_region_t *r = id < sr_nregs ? sr_regs[id] : NULL;
-    if (r && r->handle.generation != generation)
+    if (r && (!r->live || r->handle.generation != generation))
         r = NULL;
     pthread_mutex_unlock(&sr_reg_lock);
     return r;
+}
+
+symrail_status_t sr_region_copy_self(uint32_t id, uint32_t generation, uint64_t off, void *buf,
+                                     size_t len, int write)
+{
+    symrail_status_t st = SYMRAIL_ERR_STALE;
+    /* Under the lock: a deregistration cannot come between check and copy. */
+    pthread_mutex_lock(&sr_reg_lock);
+    sr_region_t *r = id < sr_nregs ? sr_regs[id] : NULL;
+    if (r && r->live && r->handle.generation == generation && off <= r->len &&
+        len <= r->len - off) {
+        if (write)
+            memmove(r->addr + off, buf, len);
+        else
+            memmove(buf, r->addr + off, len);
+        st = SYMRAIL_OK;
+    }
+    pthread_mutex_unlock(&sr_reg_lock);
+    return st;
 }
 
 sr_region_t *sr_region_hold(const void *addr, size_t len)
@@ -220,7 +245,8 @@ sr_region_t *sr_region_hold(const void *addr, size_t len)
     pthread_mutex_lock(&sr_reg_lock);
     for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs && !found; id++) {
         sr_region_t *r = sr_regs[id];
-        if (r && a >= r->addr && len <= r->len && (size_t)(a - r->addr) <= r->len - len)
+        if (r && r->live && a >= r->addr && len <= r->len &&
+            (size_t)(a - r->addr) <= r->len - len)
             found = r;
     }
     /* Under the lock: a deregistration that saw busy 0 has freed it. */
@@ -367,7 +393,7 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
     if (hdr.pe == sr_rt.my_pe) {
         /* Our own: reached by copies here, checked against the registry. */
         sr_region_t *r = hdr.id < sr_nregs ? sr_regs[hdr.id] : NULL;
-        if (r == NULL || r->handle.generation != hdr.generation) {
+        if (r == NULL || !r->live || r->handle.generation != hdr.generation) {
             st = SYMRAIL_ERR_STALE;
             sr_error("symrail_seg_import: segment %u (generation %u) of this PE is gone",
                      hdr.id, hdr.generation);
@@ -447,7 +473,7 @@ void sr_regions_tl_added(int tl)
     pthread_mutex_lock(&sr_reg_lock);
     for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs; id++) {
         sr_region_t *r = sr_regs[id];
-        if (r == NULL)
+        if (r == NULL || !r->live)
             continue;
         sr_tl_mem_t mem = { r->addr, r->len, r->shm_name[0] ? r->shm_name : NULL,
                             r->handle.generation };
@@ -483,9 +509,11 @@ void sr_regions_fini(void)
         sr_region_t *r = sr_regs[id];
         if (r == NULL)
             continue;
-        sr_reg_tls_undo(r, sr_rt.ntls);
-        if (r->owned)
-            sr_region_unmap(r);
+        if (r->live) {  /* not one whose deregistration failed: that one is undone */
+            sr_reg_tls_undo(r, sr_rt.ntls);
+            if (r->owned)
+                sr_region_unmap(r);
+        }
         r->handle.magic = 0;
         free(r);
         sr_regs[id] = NULL;

@@ -58,6 +58,11 @@ symrail_status_t sr_region_deregister(sr_region_t *reg);
 sr_region_t *sr_region_of(const char *fn, symrail_seg_t seg);
 /* The live local region `id` of `generation`, or NULL. */
 sr_region_t *sr_region_find(uint32_t id, uint32_t generation);
+/* A copy to (write 1) or from this PE's own segment, checked against its
+ * generation and length under the registry lock: SYMRAIL_ERR_STALE when it
+ * is gone. */
+symrail_status_t sr_region_copy_self(uint32_t id, uint32_t generation, uint64_t off, void *buf,
+                                     size_t len, int write);
 /* Descriptors. */
 symrail_status_t sr_region_export(sr_region_t *reg, void *buf, size_t *len_p);
 symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rseg **rseg_p);

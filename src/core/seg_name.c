@@ -23,8 +23,6 @@
 #include <time.h>
 
 #define SR_NAME_MAX      SR_SEG_NAME_MAX
-#define SR_TAG_LOOKUP    (SYMRAIL_NOTIFY_TAG_RESERVED + 0x10)
-#define SR_TAG_FOUND     (SYMRAIL_NOTIFY_TAG_RESERVED + 0x11)
 /* How often a lookup of a name not yet published asks again. */
 #define SR_LOOKUP_RETRY_NS (5u * 1000u * 1000u)
 
@@ -90,14 +88,14 @@ static symrail_status_t sr_name_answer(void *arg, int src_pe, uint32_t tag,
     if (st != SYMRAIL_OK)
         dlen = 0;
     /* No room at the asker now: keep the question for the next progress. */
-    return sr_notify_send_msg(src_pe, SR_TAG_FOUND, st, reply, sizeof(req.id) + dlen, 0);
+    return sr_notify_send_msg(src_pe, SR_TAG_SEG_FOUND, st, reply, sizeof(req.id) + dlen, 0);
 }
 
 static symrail_status_t sr_name_handler(void)
 {
     if (__atomic_load_n(&sr_name_handler_on, __ATOMIC_ACQUIRE))
         return SYMRAIL_OK;
-    symrail_status_t st = sr_notify_handler_set(SR_TAG_LOOKUP, sr_name_answer, NULL);
+    symrail_status_t st = sr_notify_handler_set(SR_TAG_SEG_LOOKUP, sr_name_answer, NULL);
     if (st == SYMRAIL_OK)
         __atomic_store_n(&sr_name_handler_on, 1, __ATOMIC_RELEASE);
     return st;
@@ -213,7 +211,7 @@ static symrail_status_t sr_lookup_ask(int pe, const char *name, uint64_t timeout
         for (int p = 0; p < sr_rt.n_pes; p++) {
             if (pe >= 0 && p != pe)
                 continue;
-            symrail_status_t st = sr_notify_send_msg(p, SR_TAG_LOOKUP, SYMRAIL_OK, &req, rlen, 1);
+            symrail_status_t st = sr_notify_send_msg(p, SR_TAG_SEG_LOOKUP, SYMRAIL_OK, &req, rlen, 1);
             if (st != SYMRAIL_OK)
                 return st;
             asked++;
@@ -223,7 +221,7 @@ static symrail_status_t sr_lookup_ask(int pe, const char *name, uint64_t timeout
             uint64_t now = sr_time_ns();
             int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000ull) + 1;
             symrail_notify_t m;
-            symrail_status_t st = sr_notify_recv(0, SR_TAG_FOUND, left, 1, &m);
+            symrail_status_t st = sr_notify_recv(0, SR_TAG_SEG_FOUND, left, 1, &m);
             if (st != SYMRAIL_OK)
                 return st;
             uint64_t id;
@@ -305,5 +303,5 @@ void sr_seg_names_fini(void)
     }
     pthread_mutex_unlock(&sr_name_lock);
     if (__atomic_exchange_n(&sr_name_handler_on, 0, __ATOMIC_ACQ_REL))
-        sr_notify_handler_set(SR_TAG_LOOKUP, NULL, NULL);
+        sr_notify_handler_set(SR_TAG_SEG_LOOKUP, NULL, NULL);
 }
