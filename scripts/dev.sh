@@ -15,9 +15,10 @@ PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libib
 rdma-core ibverbs-providers libhwloc-dev libcmocka-dev libssl-dev openmpi-bin procps
 libopenmpi-dev gnuplot-nox"
 # The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh);
-# the multi-host tests use network namespaces; the frame fuzzer needs clang.
+# the multi-host tests use network namespaces; the frame fuzzer needs clang;
+# the Python binding's tests register numpy arrays and torch tensors.
 RXE_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod ibverbs-utils perftest
-iproute2 clang libclang-rt-14-dev"
+iproute2 clang libclang-rt-14-dev python3 python3-numpy python3-torch"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
