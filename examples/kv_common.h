@@ -214,7 +214,7 @@ static inline void kv_plot(const char *dat, const char *png, const char *titles,
              " t='%s'; set multiplot layout 1,2; set logscale x 2; set key top left;"
              " set xlabel 'request (MiB)'; set ylabel 'GB/s'; set title 'throughput';"
              " plot for [i=0:%u] '%s' index i using 2:3 with linespoints title word(t,i+1);"
-             " set ylabel 'ms'; set title 'latency p50 (bars to p99)';"
+             " set ylabel 'ms'; set logscale y; set title 'latency p50 (bars to p99)';"
              " plot for [i=0:%u] '%s' index i using 2:4:4:5 with yerrorlines title word(t,i+1);"
              " unset multiplot\" 2>&1",
              png, titles, n - 1, dat, n - 1, dat);
