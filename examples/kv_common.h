@@ -26,6 +26,7 @@ typedef struct {
     unsigned inflight;                   /* requests one prefill PE has on the way */
     int      verify;                     /* fill and check every byte */
     int      malloc_pool;                /* malloc + symrail_seg_register, not seg_alloc */
+    int      corrupt;                    /* spoil one word of the first request (tests) */
     const char *plot;                    /* PNG to draw, or NULL */
     const char *listen, *connect;        /* two-job mode: the endpoint file */
 } kv_opts_t;
@@ -80,6 +81,7 @@ static inline void kv_usage(FILE *f)
         "  --verify                fill and check every byte (else each block's ends)\n"
         "  --malloc                pools from malloc + symrail_seg_register\n"
         "                          (default symrail_seg_alloc: local peers map them)\n"
+        "  --corrupt               spoil one word of the first request (the check must see it)\n"
         "  --plot FILE.png         draw throughput and latency (gnuplot); --no-plot\n"
         "  --listen FILE           two-job mode, decode side: write an endpoint to FILE\n"
         "  --connect FILE          two-job mode, prefill side: connect to FILE's endpoint\n");
@@ -99,6 +101,8 @@ static inline int kv_parse(int argc, char **argv, kv_opts_t *o, int loud)
             o->verify = 1, used = 0;
         else if (!strcmp(a, "--malloc"))
             o->malloc_pool = 1, used = 0;
+        else if (!strcmp(a, "--corrupt"))
+            o->corrupt = 1, used = 0;
         else if (!strcmp(a, "--no-plot"))
             o->plot = NULL, used = 0;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h"))

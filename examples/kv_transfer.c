@@ -328,6 +328,8 @@ static int prefill_send(prefill_t *p, int timeout_ms)
         for (uint32_t b = 0; b < c->bpr; b++)
             kv_fill((uint64_t *)(void *)(p->pool + l * lstride + lidx[b] * c->bb), c->bb, req,
                     l, b, o->verify);
+    if (o->corrupt && p->sent == 0)
+        p->pool[(size_t)(o->layers - 1) * lstride + lidx[c->bpr - 1] * c->bb] ^= 1;
 
     /* The whole request, every layer, in one call and one batch. */
     symrail_batch_t batch = p->batch[s];
@@ -545,7 +547,9 @@ int main(int argc, char **argv)
             fclose(dat);
             kv_plot(datname, o.plot, titles, o.nblock_bytes);
         }
-        if (bad || failed)
+        if (bad)
+            printf("kv_transfer: FAILED: a configuration does not fit\n");
+        else if (failed)
             printf("kv_transfer: FAILED: %llu requests failed, %llu words did not match\n",
                    (unsigned long long)total.failed, (unsigned long long)total.bad_words);
         else
