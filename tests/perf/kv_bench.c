@@ -7,9 +7,11 @@
  *
  * PE 0 writes into a segment of PE 1 (with one PE, into its own), alternating
  * in every run and at every block size:
- *   paged   one batch of bytes/block blocks, every other block of a local
- *           pool to every other block of the remote one, so that no two
- *           blocks are adjacent and nothing coalesces: one task per block;
+ *   paged   one batch of bytes/block blocks, the blocks of a local pool in
+ *           a random order to those of the remote one in another, no block
+ *           followed by its neighbour on either side, so that nothing
+ *           coalesces: one task per block (both pools hold exactly the
+ *           bytes: the same memory as the contiguous transfer);
  *   contig  one batch with one task of all the bytes (the ceiling);
  *   put     symrail_put of all the bytes into the symmetric heap + quiet.
  * Each is timed from the first add to batch_wait (quiet for put) returning,
@@ -95,16 +97,42 @@ static size_t rss_bytes(void)
     return res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* A random order of 0..n-1 in which no i is followed by i + 1 (n >= 4). */
+static void scatter(uint32_t *v, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        size_t j = seed % (i + 1);
+        uint32_t t = v[i];
+        v[i] = v[j], v[j] = t;
+    }
+    /* Break the runs left: swap the second of a pair with one two places on. */
+    for (int pass = 0; pass < 8; pass++) {
+        int again = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (v[i + 1] == v[i] + 1) {
+                size_t j = (i + 3) % n;
+                uint32_t t = v[i + 1];
+                v[i + 1] = v[j], v[j] = t;
+                again = 1;
+            }
+        if (!again)
+            break;
+    }
+}
+
 typedef struct {
     int me, npes, target;
     size_t bytes;                /* per transfer */
-    unsigned char *src;          /* 2 x bytes: the paged source uses every other block */
-    symrail_rseg_t rseg;         /* the target's pool: 2 x bytes */
+    unsigned char *src;          /* bytes */
+    symrail_rseg_t rseg;         /* the target's pool: bytes */
     unsigned char *heap;         /* bytes of symmetric heap, for put */
     uint32_t *lidx, *ridx;
 } bench_t;
 
-static double t_paged(bench_t *b, size_t bb)
+__attribute__((noinline)) static double t_paged(bench_t *b, size_t bb)
 {
     size_t n = b->bytes / bb, ntasks;
     symrail_batch_t batch;
@@ -122,7 +150,7 @@ static double t_paged(bench_t *b, size_t bb)
     return t;
 }
 
-static double t_contig(bench_t *b)
+__attribute__((noinline)) static double t_contig(bench_t *b)
 {
     symrail_batch_t batch;
     CHECK(symrail_batch_create(1, &batch));
@@ -152,8 +180,8 @@ static void compare(bench_t *b, const size_t *bbs, unsigned nbb, int runs, const
            "put GB/s", "paged/contig", "us/task");
     for (unsigned k = 0; k < nbb; k++) {
         size_t bb = bbs[k], n = b->bytes / bb;
-        for (size_t i = 0; i < n; i++)
-            b->lidx[i] = b->ridx[i] = (uint32_t)(2 * i);
+        scatter(b->lidx, n, 0x9e3779b97f4a7c15u);
+        scatter(b->ridx, n, 0xd1b54a32d192ed03u);
         double tp[64], tc[64], tq[64];
         t_paged(b, bb), t_contig(b);  /* warm: first touches, connections */
         for (int r = 0; r < runs; r++) {
@@ -296,15 +324,15 @@ int main(int argc, char **argv)
         die("symrail_malloc (set SYMRAIL_HEAP_SIZE above --bytes)", SYMRAIL_ERR_NOMEM);
 
     void *pool = NULL;
-    symrail_seg_t seg = share_pool(&b, 2 * bytes, &pool, board);
+    symrail_seg_t seg = share_pool(&b, bytes, &pool, board);
     if (b.me == 0) {
         size_t nmax = bytes / 4096 + 1;
-        b.src = aligned_alloc(4096, 2 * bytes);
+        b.src = aligned_alloc(4096, bytes);
         b.lidx = malloc(nmax * sizeof(uint32_t));
         b.ridx = malloc(nmax * sizeof(uint32_t));
         if (b.src == NULL || b.lidx == NULL || b.ridx == NULL)
             die("malloc of the source", SYMRAIL_ERR_NOMEM);
-        memset(b.src, 0x5a, 2 * bytes);
+        memset(b.src, 0x5a, bytes);
         compare(&b, bbs, nbb, runs, tl);
         CHECK(symrail_rseg_release(b.rseg));
     }
@@ -316,7 +344,7 @@ int main(int argc, char **argv)
         /* A pool of nbig blocks at the target; the source's blocks repeat. */
         seg = share_pool(&b, nbig * 16384, &pool, board);
         if (b.me == 0) {
-            big(&b, nbig, big_runs, tl, b.src, 2 * bytes / 16384, b.rseg);
+            big(&b, nbig, big_runs, tl, b.src, bytes / 16384, b.rseg);
             CHECK(symrail_rseg_release(b.rseg));
         }
         CHECK(symrail_barrier_all());
