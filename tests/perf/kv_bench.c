@@ -22,6 +22,7 @@
  * (tasks/s, GB/s), and the memory a task takes (malloc's counters around
  * create + add, and the resident size).
  *
+ * KV_BENCH_ONLY=paged, contig or put times that one alone (for profiling).
  * Lines starting "ROW" and "BIG" are for kv_bench.sh.
  */
 #include <malloc.h>
@@ -172,6 +173,14 @@ static double t_put(bench_t *b)
 }
 
 /* The paged batch at every block size against contig and put; PE 0's job. */
+/* Which of the three compare() times (KV_BENCH_ONLY=paged, contig or put:
+ * the others are skipped, for profiling one path). */
+static int only(const char *what)
+{
+    const char *o = getenv("KV_BENCH_ONLY");
+    return o == NULL || strcmp(o, what) == 0;
+}
+
 static void compare(bench_t *b, const size_t *bbs, unsigned nbb, int runs, const char *tl)
 {
     printf("# kv_bench: transport %s, %d PEs, %zu MiB a transfer, median of %d runs\n", tl,
@@ -183,17 +192,23 @@ static void compare(bench_t *b, const size_t *bbs, unsigned nbb, int runs, const
         scatter(b->lidx, n, 0x9e3779b97f4a7c15u);
         scatter(b->ridx, n, 0xd1b54a32d192ed03u);
         double tp[64], tc[64], tq[64];
-        t_paged(b, bb), t_contig(b);  /* warm: first touches, connections */
+        const int p_on = only("paged"), c_on = only("contig"), q_on = only("put");
+        /* Warm: first touches, connections. */
+        if (p_on)
+            t_paged(b, bb);
+        if (c_on)
+            t_contig(b);
         for (int r = 0; r < runs; r++) {
+            tp[r] = tc[r] = tq[r] = 1e-9;
             /* Alternate which goes first, so that drift hits both alike. */
-            if (r % 2) {
+            if (r % 2 && c_on)
                 tc[r] = t_contig(b);
+            if (p_on)
                 tp[r] = t_paged(b, bb);
-            } else {
-                tp[r] = t_paged(b, bb);
+            if (r % 2 == 0 && c_on)
                 tc[r] = t_contig(b);
-            }
-            tq[r] = t_put(b);
+            if (q_on)
+                tq[r] = t_put(b);
         }
         double p = (double)b->bytes / median(tp, runs) / 1e9;
         double c = (double)b->bytes / median(tc, runs) / 1e9;
@@ -226,7 +241,7 @@ static void big(bench_t *b, size_t n, int runs, const char *tl, unsigned char *s
                                        &ntasks));
         double t2 = now_s();
         mem[r] = (double)(malloc_bytes() - m0) / (double)n;
-        rss[r] = (double)(rss_bytes() - r0) / (double)n;
+        rss[r] = (double)(rss_bytes() - r0) / (double)n;  /* later runs reuse freed pages */
         CHECK(symrail_batch_submit(batch));
         double t3 = now_s();
         CHECK(symrail_batch_wait(batch, -1));
@@ -252,8 +267,8 @@ static void big(bench_t *b, size_t n, int runs, const char *tl, unsigned char *s
            "status %.3f us/task\n", median(tcreate, runs), median(tadd, runs),
            median(tsub, runs), median(tstat, runs));
     printf("#   complete in %.1f ms: %.0f tasks/s, %.2f GB/s; memory %.0f bytes/task "
-           "(malloc), %.0f bytes/task (resident)\n", done * 1e3, (double)n / done,
-           (double)(n * bb) / done / 1e9, median(mem, runs), median(rss, runs));
+           "(malloc), %.0f bytes/task (resident, first run)\n", done * 1e3, (double)n / done,
+           (double)(n * bb) / done / 1e9, median(mem, runs), rss[0]);
     printf("BIG %s %zu %.4f %.4f %.4f %.4f %.1f %.0f %.0f\n", tl, n, median(tcreate, runs),
            median(tadd, runs), median(tsub, runs), median(tstat, runs), done * 1e3,
            (double)n / done, median(mem, runs));
