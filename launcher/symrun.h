@@ -1,6 +1,7 @@
 /*
  * symrun's private interface: the job state shared by the main loop
- * (symrun.c), the PMIx server (symrun_pmix.c), the ranks' processes
+ * (symrun.c), the PMIx server (symrun_pmix.c) and its data store
+ * (symrun_pubsub.c), the ranks' processes
  * (symrun_proc.c), their environment (symrun_env.c) and the forwarding of
  * their output (symrun_io.c).
  */
@@ -154,6 +155,17 @@ void sr_symrun_abort_pipe_close(sr_symrun_job_t *job);
 int sr_symrun_server_start(sr_symrun_job_t *job);
 int sr_symrun_nspace_register(sr_symrun_job_t *job);
 void sr_symrun_server_stop(sr_symrun_job_t *job);
+
+/* symrun_pubsub.c: the server's publish, lookup and unpublish upcalls */
+pmix_status_t sr_symrun_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t sr_symrun_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t sr_symrun_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+void sr_symrun_pubsub_purge(pmix_rank_t rank);
+int sr_symrun_pubsub_start(const char *nspace);
+void sr_symrun_pubsub_stop(void);
 
 /* symrun_proc.c */
 int sr_symrun_fix_std_fds(void);

@@ -100,6 +100,8 @@ static pmix_status_t sr_symrun_client_finalized(const pmix_proc_t *proc,
 {
     (void)server_object;
     sr_symrun_pmix_state(proc, SR_SYMRUN_PMIX_FINALIZED);
+    if (proc != NULL)
+        sr_symrun_pubsub_purge(proc->rank);
     /* The client blocks in PMIx_Finalize until this is called. */
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
@@ -161,6 +163,9 @@ static pmix_server_module_t sr_symrun_module = {
     .client_finalized = sr_symrun_client_finalized,
     .abort = sr_symrun_abort,
     .fence_nb = sr_symrun_fence_nb,
+    .publish = sr_symrun_publish,
+    .lookup = sr_symrun_lookup,
+    .unpublish = sr_symrun_unpublish,
 };
 
 int sr_symrun_server_start(sr_symrun_job_t *job)
@@ -170,6 +175,8 @@ int sr_symrun_server_start(sr_symrun_job_t *job)
 
     sr_symrun_pmix_ranks = job->ranks;
     sr_symrun_pmix_nranks = job->args.nranks;
+    if (sr_symrun_pubsub_start(job->nspace) != 0)
+        return -1;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     rc = PMIx_server_init(&sr_symrun_module, info, 2);
@@ -178,6 +185,7 @@ int sr_symrun_server_start(sr_symrun_job_t *job)
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "symrun: cannot start the PMIx server: %s\n",
                 PMIx_Error_string(rc));
+        sr_symrun_pubsub_stop();
         return -1;
     }
     job->server_up = true;
@@ -352,6 +360,7 @@ void sr_symrun_server_stop(sr_symrun_job_t *job)
     if (!job->server_up)
         return;
     job->server_up = false;
+    sr_symrun_pubsub_stop();
     /* On the heap: a stuck thread may still complete it after we left. */
     w = malloc(sizeof(*w));
     if (w != NULL)

@@ -263,6 +263,8 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
 
     rank->running = false;
     job->nlive--;
+    /* Its published keys describe memory that is gone. */
+    sr_symrun_pubsub_purge((pmix_rank_t)r);
     if (job->nlive == 0)
         job->drain_deadline = sr_symrun_now_ns() + SR_SYMRUN_DRAIN_MS * 1000000;
     /* The leader is gone; anything left in its group is an orphan of the

@@ -34,6 +34,31 @@ symrail_status_t sr_boot_fence(sr_boot_t *boot);
 void sr_boot_abort(sr_boot_t *boot, int code, const char *msg) __attribute__((noreturn));
 void sr_boot_fini(sr_boot_t *boot);
 
+/*
+ * Names: small binary values (segment descriptors) published under a key
+ * through the launcher's PMIx publish/lookup, visible to the PEs of this job
+ * only (the PMIx key carries the job's namespace, so jobs that share a
+ * launcher or data server never see each other's names; the PMIx range is
+ * the default, PMIX_RANGE_SESSION) and kept until the publisher unpublishes
+ * them or ends (PMIX_PERSIST_PROC).  Keys are at most SR_BOOT_NAME_KEY_MAX bytes, values
+ * 1..SR_BOOT_NAME_VAL_MAX bytes of anything, zero bytes included.
+ * SYMRAIL_ERR_UNSUPPORTED for a singleton and where the launcher has no
+ * publish/lookup (logged at info once): the caller then uses a channel of its
+ * own.
+ */
+#define SR_BOOT_NAME_KEY_MAX 255
+#define SR_BOOT_NAME_VAL_MAX (64 * 1024)
+/* Publishing a key this PE already published replaces its value; a key
+ * another PE of the job published is SYMRAIL_ERR_STATE. */
+symrail_status_t sr_boot_publish(sr_boot_t *boot, const char *key, const void *val, size_t len);
+/* A key that is not published is not an error. */
+symrail_status_t sr_boot_unpublish(sr_boot_t *boot, const char *key);
+/* Waits up to timeout_ms for the key to be published (0: looks once) and
+ * returns a copy of its value (free() it); SYMRAIL_ERR_TIMEOUT if it was not
+ * published in time.  Thread-safe. */
+symrail_status_t sr_boot_lookup(sr_boot_t *boot, const char *key, uint64_t timeout_ms,
+                                void **val_p, size_t *len_p);
+
 /* PMIX_LOCAL_PEERS, a comma list of ranks (util/strlist rules): marks each in
  * is_local[size] and counts it once in *local_size_p.  SYMRAIL_ERR_BOOT when
  * an entry is not a rank below `size`. */

@@ -1,9 +1,8 @@
 #include "config.h"
-#include "boot.h"
+#include "boot_int.h"
 #include "util/log.h"
 #include "util/strlist.h"
 
-#include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +10,7 @@
 
 #define SR_BOOT_KEY "symrail.blob"
 
-struct sr_boot {
-    sr_boot_info_t info;
-    pmix_proc_t    myproc;
-    int            pmix_up;
-    int            timeout_s;   /* PMIX_TIMEOUT for fences; 0: none */
-    unsigned       exchanges;   /* blobs published so far: each under a key of its own */
-};
-
-static symrail_status_t sr_boot_status(pmix_status_t rc)
+symrail_status_t sr_boot_status(pmix_status_t rc)
 {
     switch (rc) {
     case PMIX_SUCCESS:            return SYMRAIL_OK;
@@ -162,6 +153,7 @@ symrail_status_t sr_boot_init(uint64_t timeout_ms, sr_boot_t **boot_p)
     sr_boot_t *boot = calloc(1, sizeof(*boot));
     if (boot == NULL)
         return SYMRAIL_ERR_NOMEM;
+    pthread_mutex_init(&boot->names_lock, NULL);
     if (gethostname(boot->info.host, sizeof(boot->info.host)) != 0)
         strcpy(boot->info.host, "localhost");
     boot->info.host[sizeof(boot->info.host) - 1] = '\0';
@@ -358,11 +350,13 @@ void sr_boot_fini(sr_boot_t *boot)
     if (boot == NULL)
         return;
     if (boot->pmix_up) {
+        sr_boot_names_fini(boot);
         sr_boot_leaving = 1;
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS)
             sr_warn("PMIx_Finalize failed: %s", PMIx_Error_string(rc));
     }
+    pthread_mutex_destroy(&boot->names_lock);
     free(boot->info.is_local);
     free(boot);
 }

@@ -45,6 +45,19 @@ run_case() {
     fi
 }
 
+# count_case NAME N PATTERN: the output of the last case has N lines that
+# match PATTERN.
+count_case() {
+    got=$(grep -Ec -- "$3" "$outdir/out" || true)
+    if [ "$got" -eq "$2" ]; then
+        echo "PASS: $1"
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $1: $got lines match /$3/, expected $2"
+        nfail=$((nfail + 1))
+    fi
+}
+
 finish() {
     echo "$npass passed, $nfail failed"
     [ "$nfail" -eq 0 ]
