@@ -122,9 +122,9 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
     sr_peer_t *peer = &sr_rt.peers[s->pe];
     sr_cpeer_t *cp = &ctx->peers[s->pe];
     int failed_lane = s->lane;
-    ctx->stats.retries++;
     /* A stale key fails on every lane alike: no retry. */
     if (status != SYMRAIL_ERR_STALE && s->tries++ < sr_rt.env.retry_count) {
+        ctx->stats.retries++;
         sr_peer_lanes_refresh(s->pe);
         s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, failed_lane);
         if (s->lane >= 0) {
@@ -155,7 +155,9 @@ static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
      * before its process is seen gone: give it that moment. */
     if (status != SYMRAIL_ERR_STALE && sr_peer_gone_soon(s->pe))
         status = SYMRAIL_ERR_PEER_GONE;
-    if (s->req->status == SYMRAIL_OK)  /* one line per failed request, not per slice */
+    /* One line per failed request, not per slice; a stale key is logged by
+     * the transport once, not per task of a batch. */
+    if (s->req->status == SYMRAIL_OK && status != SYMRAIL_ERR_STALE)
         sr_error("%s slice of %zu bytes to PE %d failed on lane %d after %u attempts: %s",
                  s->is_put ? "put" : "get", s->len, s->pe, failed_lane, s->tries,
                  symrail_strerror(status));

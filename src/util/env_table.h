@@ -25,6 +25,8 @@ SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000", "0..1000000000",
        "Polls a waiting call makes before it sleeps on a futex")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
        "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
+SR_ENV(shm_seg_slots, SYMRAIL_SHM_SEG_SLOTS, UINT,  "65536", "16..16777216",
+       "Segment ids a PE may register for shared-memory peers: slots of its generation table (8 bytes each, backed on first touch)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
 SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",

@@ -83,7 +83,8 @@ err_unlink:
     return st;
 }
 
-symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p)
+static symrail_status_t sr_shm_attach_any(const char *name, size_t size, int exact,
+                                          void **addr_p)
 {
     struct stat sb;
     symrail_status_t st;
@@ -93,15 +94,26 @@ symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p)
         sr_error("attaching shared memory %s failed: %s", name, strerror(err));
         return err == ENOENT ? SYMRAIL_ERR_PEER_GONE : sr_status_from_errno(err);
     }
-    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size != size) {
-        sr_error("shared memory %s has %lld bytes, expected %zu", name, (long long)sb.st_size,
-                 size);
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < size ||
+        (exact && (size_t)sb.st_size != size)) {
+        sr_error("shared memory %s has %lld bytes, expected %s%zu", name,
+                 (long long)sb.st_size, exact ? "" : "at least ", size);
         close(fd);
         return SYMRAIL_ERR_TRANSPORT;
     }
     st = sr_shm_map(name, fd, size, 0, addr_p);
     close(fd);
     return st;
+}
+
+symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p)
+{
+    return sr_shm_attach_any(name, size, 1, addr_p);
+}
+
+symrail_status_t sr_shm_attach_part(const char *name, size_t size, void **addr_p)
+{
+    return sr_shm_attach_any(name, size, 0, addr_p);
 }
 
 void sr_shm_unlink(const char *name)

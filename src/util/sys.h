@@ -34,6 +34,8 @@ static inline void sr_cpu_relax(void)
 symrail_status_t sr_shm_create(const char *name, size_t size, size_t align, void **addr_p);
 /* Maps an existing object read-write; its size must be `size`. */
 symrail_status_t sr_shm_attach(const char *name, size_t size, void **addr_p);
+/* Maps the first `size` bytes of an existing object of at least that size. */
+symrail_status_t sr_shm_attach_part(const char *name, size_t size, void **addr_p);
 void sr_shm_unlink(const char *name);
 void sr_shm_unmap(void *addr, size_t size);
 /* A name for a shared-memory object of this job:

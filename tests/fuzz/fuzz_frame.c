@@ -34,8 +34,9 @@ static void target_stream(const uint8_t *data, size_t size)
 {
     static uint8_t *heap;
     static uint8_t scratch[4096];
-    /* Region 0: the heap; 1: not registered; 2: one word. */
-    const uint64_t lens[3] = { HEAP_LEN, 0, 8 };
+    /* Region 0: the heap; 1: not registered; segment 2 in generation 5:
+     * one word (any other segment or generation is stale). */
+    const uint64_t lens[2] = { HEAP_LEN, 0 };
     if (heap == NULL && (heap = malloc(HEAP_LEN)) == NULL)
         abort();
     static uint64_t word;
@@ -45,28 +46,44 @@ static void target_stream(const uint8_t *data, size_t size)
             return;
         data += SR_TCP_HDR_LEN;
         size -= SR_TCP_HDR_LEN;
-        if (sr_tcp_frame_check_bounds(&f, lens, 3) != NULL)
-            return;
+        uint64_t rlen = f.region < 2 ? lens[f.region] : 8;
+        if (f.region >= SR_TCP_REGION_SEG0) {
+            fz_assert(f.op == SR_TCP_OP_PUT || f.op == SR_TCP_OP_GET, "segment on another opcode");
+            fz_assert(f.region < SR_TCP_REGION_MAX && f.b <= UINT32_MAX, "segment id or generation");
+            if (f.region != 2 || f.b != 5) {  /* stale: the payload is skipped */
+                size_t skip = f.plen < size ? f.plen : size;
+                data += skip;
+                size -= skip;
+                continue;
+            }
+            if (sr_tcp_frame_check_span(&f, rlen) != NULL)
+                return;
+        } else {
+            fz_assert(f.b == 0 || f.op == SR_TCP_OP_AMO || f.op == SR_TCP_OP_NOTIFY ||
+                          f.op == SR_TCP_OP_BYE || f.op == SR_TCP_OP_PING,
+                      "generation on the heap");
+            if (sr_tcp_frame_check_bounds(&f, lens, 2) != NULL)
+                return;
+        }
         fz_assert(f.op != SR_TCP_OP_PUT || f.plen <= SR_TCP_MAX_PAYLOAD, "put over the limit");
         fz_assert(f.op != SR_TCP_OP_NOTIFY || f.plen <= SR_TCP_NOTIFY_MAX, "notify over the limit");
         size_t have = f.plen < size ? f.plen : size;
         uint8_t *base = f.region == 2 ? (uint8_t *)&word : heap;
-        uint64_t rlen = lens[f.region < 3 ? f.region : 0];
         switch (f.op) {
         case SR_TCP_OP_PUT:
             /* Checked with other arithmetic than the decoder's. */
-            fz_assert(f.region < 3 && (unsigned __int128)f.off + f.plen <= rlen, "put escapes");
+            fz_assert((unsigned __int128)f.off + f.plen <= rlen, "put escapes");
             memcpy(base + f.off, data, have);
             break;
         case SR_TCP_OP_GET:
-            fz_assert(f.region < 3 && (unsigned __int128)f.off + f.a <= rlen, "get escapes");
+            fz_assert((unsigned __int128)f.off + f.a <= rlen, "get escapes");
             for (uint64_t i = 0; i < f.a; i += sizeof(scratch))
                 memcpy(scratch, base + f.off + i, f.a - i < sizeof(scratch) ? f.a - i : sizeof(scratch));
             break;
         case SR_TCP_OP_AMO: {
             /* A 4-byte atomic (SR_TCP_AMO_W32) is aligned to 4 and stays in 4. */
             uint64_t w = (f.sub & SR_TCP_AMO_W32) ? 4 : 8;
-            fz_assert(f.region < 3 && f.off % w == 0 && f.off + w <= rlen, "atomic escapes");
+            fz_assert(f.region < 2 && f.off % w == 0 && f.off + w <= rlen, "atomic escapes");
             if (w == 4)
                 __atomic_fetch_add((uint32_t *)(void *)(base + f.off), (uint32_t)f.a,
                                    __ATOMIC_RELAXED);
@@ -90,6 +107,10 @@ static void initiator_stream(const uint8_t *data, size_t size)
         if (sr_tcp_frame_decode(data, SR_TCP_AT_INITIATOR, &f) != NULL)
             return;
         fz_assert(f.op >= SR_TCP_OP_ACK || f.op == SR_TCP_OP_BYE, "a request accepted as a reply");
+        fz_assert(f.sub == SR_TCP_ST_OK ||
+                      (f.sub == SR_TCP_ST_STALE && f.plen == 0 &&
+                       (f.op == SR_TCP_OP_ACK || f.op == SR_TCP_OP_GET_REPLY)),
+                  "a reply status where none belongs, or data with a stale answer");
         data += SR_TCP_HDR_LEN;
         size -= SR_TCP_HDR_LEN;
         size_t have = f.plen < size ? f.plen : size;
@@ -159,7 +180,11 @@ size_t fuzz_frame_seed(int i, uint8_t *buf, size_t cap)
         { .op = SR_TCP_OP_PUT, .plen = 16, .off = 64 },
         { .op = SR_TCP_OP_GET, .off = 128, .a = 256 },
         { .op = SR_TCP_OP_AMO, .sub = 2, .off = 8, .a = 1 },
-        { .op = SR_TCP_OP_AMO, .sub = 4, .region = 2, .a = 7, .b = 0 },
+        { .op = SR_TCP_OP_AMO, .sub = 4, .off = 32, .a = 7, .b = 0 },
+        { .op = SR_TCP_OP_PUT, .region = 2, .b = 5, .plen = 8 },
+        { .op = SR_TCP_OP_GET, .region = 2, .b = 5, .off = 4, .a = 4 },
+        { .op = SR_TCP_OP_PUT, .region = 2, .b = 4, .plen = 16 },   /* stale */
+        { .op = SR_TCP_OP_GET, .region = 9, .b = 5, .a = 64 },      /* stale */
         { .op = SR_TCP_OP_AMO, .sub = SR_TCP_AMO_W32 | 2, .off = 12, .a = 1 },
         { .op = SR_TCP_OP_NOTIFY, .plen = 5, .a = 42 },
         { .op = SR_TCP_OP_BYE },
@@ -169,10 +194,12 @@ size_t fuzz_frame_seed(int i, uint8_t *buf, size_t cap)
         { .op = SR_TCP_OP_GET_REPLY, .id = 2, .plen = 8 },
         { .op = SR_TCP_OP_AMO_REPLY, .id = 3, .a = 99 },
         { .op = SR_TCP_OP_CREDIT, .a = 4 },
+        { .op = SR_TCP_OP_ACK, .sub = SR_TCP_ST_STALE, .id = 4 },
+        { .op = SR_TCP_OP_GET_REPLY, .sub = SR_TCP_ST_STALE, .id = 5 },
     };
     const size_t nreq = sizeof(req) / sizeof(req[0]), nrep = sizeof(rep) / sizeof(rep[0]);
     size_t len = 0;
-    if (cap < 1 + 8 * (SR_TCP_HDR_LEN + 64) || i < 0 || i >= 6)
+    if (cap < 1 + 12 * (SR_TCP_HDR_LEN + 64) || i < 0 || i >= 6)
         return 0;
     buf[len++] = (uint8_t)i % 4;
     if (i == 0 || i == 4) {         /* a stream of requests with payloads */

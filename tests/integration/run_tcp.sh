@@ -143,7 +143,8 @@ oob-wrap|access outside the memory region from PE 1 .*offset 1844674407370955160
 oob-get|access outside the memory region from PE 1 .*op 2, region 0, offset $heap, length 8
 oob-amo|access outside the memory region from PE 1 .*op 3, region 0, offset $heap
 amo-misaligned|misaligned atomic from PE 1 .*offset 4097
-bad-region|unknown memory region from PE 1 .*op 1, region 3"
+bad-region|malformed frame from PE 1 \([0-9.:]+\): region id over the limit
+stale-segment|"
 if [ -f "$rdir/ready" ] && [ -f "$rdir/addr.0" ]; then
     addr=$(head -n 1 "$rdir/addr.0")
     job=$(cat "$rdir/job")

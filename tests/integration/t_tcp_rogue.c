@@ -15,7 +15,9 @@
  *       Modes: garbage, trunc-hello, nosecret (no secret: the handshake
  *       cannot succeed), valid, and with the secret, as a buggy peer would:
  *       trunc-header, bad-magic, bad-op, big-payload, oob-end, oob-all,
- *       oob-wrap, oob-get, oob-amo, amo-misaligned, bad-region.
+ *       oob-wrap, oob-get, oob-amo, amo-misaligned, bad-region; and stale-segment,
+ *       a put to a segment that is not registered, which the victim must
+ *       answer stale and go on serving the connection.
  */
 #include "tcommon.h"
 #include "tl/tcp/frame.h"
@@ -129,16 +131,27 @@ static int a_handshake(int fd, const uint8_t *key, int *server_ok_p)
     return a_send(fd, auth, sizeof(auth));
 }
 
+/* The next reply header, past the heartbeats the victim sends on an idle
+ * connection. */
+static int a_reply(int fd, sr_tcp_frame_t *r_p)
+{
+    uint8_t hdr[SR_TCP_HDR_LEN];
+    do {
+        if (a_recv(fd, hdr, sizeof(hdr)) != 0 ||
+            sr_tcp_frame_decode(hdr, SR_TCP_AT_INITIATOR, r_p) != NULL)
+            return -1;
+    } while (r_p->op == SR_TCP_OP_PING);
+    return 0;
+}
+
 /* A valid get of 8 bytes: the victim answers only an authenticated peer. */
 static int a_probe(int fd)
 {
-    uint8_t hdr[SR_TCP_HDR_LEN], reply[SR_TCP_HDR_LEN + 8];
+    uint8_t hdr[SR_TCP_HDR_LEN], data[8];
     sr_tcp_frame_t f = { .op = SR_TCP_OP_GET, .id = 0, .off = 0, .a = 8 }, r;
     sr_tcp_frame_encode(&f, hdr);
-    if (a_send(fd, hdr, sizeof(hdr)) != 0 || a_recv(fd, reply, sizeof(reply)) != 0)
-        return -1;
-    if (sr_tcp_frame_decode(reply, SR_TCP_AT_INITIATOR, &r) != NULL ||
-        r.op != SR_TCP_OP_GET_REPLY || r.plen != 8)
+    if (a_send(fd, hdr, sizeof(hdr)) != 0 || a_reply(fd, &r) != 0 ||
+        r.op != SR_TCP_OP_GET_REPLY || r.plen != 8 || a_recv(fd, data, sizeof(data)) != 0)
         return -1;
     return 0;
 }
@@ -248,10 +261,21 @@ static int attack(int argc, char **argv)
         f.a = 0xEEEEEEEEEEEEEEEEull;
         sr_tcp_frame_encode(&f, hdr);
     } else if (strcmp(mode, "bad-region") == 0) {
-        f.region = 3;
+        f.region = SR_TCP_REGION_MAX;
         f.plen = 64;
         payload = 64;
         sr_tcp_frame_encode(&f, hdr);
+    } else if (strcmp(mode, "stale-segment") == 0) {
+        sr_tcp_frame_t r;
+        f.region = 3;
+        f.b = 1;
+        f.plen = 64;
+        sr_tcp_frame_encode(&f, hdr);
+        if (a_send(fd, hdr, sizeof(hdr)) != 0 || a_send(fd, junk, 64) != 0 || a_reply(fd, &r) != 0)
+            return a_fail(mode, "%s closed the connection after a stale put", addr);
+        if (r.op != SR_TCP_OP_ACK || r.id != 1 || r.sub != SR_TCP_ST_STALE)
+            return a_fail(mode, "%s did not answer the stale put as stale", addr);
+        return a_probe(fd) == 0 ? 0 : a_fail(mode, "%s stopped serving after a stale put", addr);
     } else {
         return a_fail(mode, "unknown mode%s", "");
     }

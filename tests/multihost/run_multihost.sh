@@ -56,6 +56,8 @@ run_case "multihost: t_rma over tcp only, interface by CIDR, stats per lane" 0 \
     -x T_MAX_SIZE=4194304 "$T/t_rma"
 run_case "multihost: t_atomic over tcp only" 0 '^ok: compare_swap lock' \
     mh -x SYMRAIL_TRANSPORTS=tcp -x T_ADDS=5000 "$T/t_atomic"
+run_case "multihost: t_tcp_seg, segments over tcp between the hosts" 0 '^ok: tcp segments' \
+    mh -x SYMRAIL_TRANSPORTS=tcp -x SYMRAIL_TCP_IF="$NET.0/24" "$T/t_tcp_seg"
 
 # A link that goes down mid-transfer: the error names the peer, in time.
 # PE 0 leaves without finalize (its peer is unreachable), so mpirun's own

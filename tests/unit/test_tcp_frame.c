@@ -165,6 +165,81 @@ static void test_frame_rejects(void **state)
     assert_non_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));
 }
 
+/* Segments: a put or get names the owner's id and generation; replies say
+ * whether it was stale. */
+static void test_frame_segments(void **state)
+{
+    sr_tcp_frame_t f, out;
+    uint8_t buf[SR_TCP_HDR_LEN];
+    (void)state;
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_PUT, .region = SR_TCP_REGION_MAX - 1, .b = UINT32_MAX,
+                          .plen = 8, .id = 3 };
+    sr_tcp_frame_encode(&f, buf);
+    assert_null(sr_tcp_frame_decode(buf, SR_TCP_AT_TARGET, &out));
+    assert_true(out.region == f.region && out.b == UINT32_MAX && out.plen == 8);
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_GET, .region = 2, .b = 0, .a = 64 };
+    assert_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));           /* generation 0 is one */
+    f.region = SR_TCP_REGION_MAX;
+    assert_non_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));       /* id over the limit */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_PUT, .region = 2, .b = 1ull << 32 };
+    assert_non_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));       /* generation over 32 bits */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_PUT, .region = 1, .b = 1 };
+    assert_non_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));       /* generation on data */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_GET, .b = 1, .a = 8 };
+    assert_non_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));       /* generation on the heap */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO, .sub = 2, .region = 2 };
+    assert_non_null(decode_mod(f, SR_TCP_AT_TARGET, -1, 0));       /* atomic on a segment */
+    /* Reply statuses. */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_ACK, .sub = SR_TCP_ST_STALE, .id = 4 };
+    sr_tcp_frame_encode(&f, buf);
+    assert_null(sr_tcp_frame_decode(buf, SR_TCP_AT_INITIATOR, &out));
+    assert_true(out.sub == SR_TCP_ST_STALE && out.id == 4);
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_GET_REPLY, .sub = SR_TCP_ST_STALE };
+    assert_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));
+    f.plen = 8;
+    assert_non_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));    /* stale, with data */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_ACK, .sub = SR_TCP_ST_STALE + 1 };
+    assert_non_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));    /* unknown status */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_AMO_REPLY, .sub = SR_TCP_ST_STALE };
+    assert_non_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));    /* atomics are never stale */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_CREDIT, .sub = SR_TCP_ST_STALE };
+    assert_non_null(decode_mod(f, SR_TCP_AT_INITIATOR, -1, 0));
+    /* The span of a segment that was found. */
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_PUT, .region = 7, .off = 4088, .plen = 8 };
+    assert_null(sr_tcp_frame_check_span(&f, 4096));
+    f.off = 4089;
+    assert_non_null(sr_tcp_frame_check_span(&f, 4096));
+    f = (sr_tcp_frame_t){ .op = SR_TCP_OP_GET, .region = 7, .off = 8, .a = UINT64_MAX - 7 };
+    assert_non_null(sr_tcp_frame_check_span(&f, UINT64_MAX));      /* wraps around */
+}
+
+static void test_mkey(void **state)
+{
+    sr_tcp_mkey_t k = { .region = 77, .generation = 0xfedcba98, .len = 1ull << 40,
+                        .instance = 0x0123456789abcdefull }, g;
+    uint8_t buf[SR_TCP_MKEY_LEN + 1];
+    (void)state;
+    sr_tcp_mkey_encode(&k, buf);
+    assert_memory_equal(buf, "SRK1\x4d\x00\x00\x00\x98\xba\xdc\xfe", 12);
+    assert_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN, &g));
+    assert_true(g.region == 77 && g.generation == 0xfedcba98 && g.len == 1ull << 40 &&
+                g.instance == k.instance);
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN - 1, &g));
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN + 1, &g));
+    buf[12] = 1;
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN, &g));  /* reserved */
+    k.region = 1;
+    sr_tcp_mkey_encode(&k, buf);
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN, &g));  /* data is no segment */
+    k.region = SR_TCP_REGION_MAX;
+    sr_tcp_mkey_encode(&k, buf);
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN, &g));
+    k.region = 2;
+    sr_tcp_mkey_encode(&k, buf);
+    buf[3] = '2';
+    assert_non_null(sr_tcp_mkey_decode(buf, SR_TCP_MKEY_LEN, &g));  /* magic */
+}
+
 static void test_bounds(void **state)
 {
     const uint64_t lens[3] = { 4096, 0, 8 };
@@ -272,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_compare_and_random),
         cmocka_unit_test(test_frame_round_trip),
         cmocka_unit_test(test_frame_rejects),
+        cmocka_unit_test(test_frame_segments),
+        cmocka_unit_test(test_mkey),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_handshake),
     };

@@ -7,7 +7,7 @@
  * slots per sender.  Writers only pay for the doorbell when somebody sleeps.
  */
 #include "config.h"
-#include "tl/tl.h"
+#include "shm.h"
 #include "util/atomic.h"
 #include "util/copy.h"
 #include "util/doorbell.h"
@@ -21,30 +21,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
-#define SR_SHM_MAX_REGIONS 4
-#define SR_SHM_NAME_LEN    200
-
-typedef struct {
-    sr_doorbell_t bell;
-    _Alignas(SR_CACHE_LINE) uint64_t magic;
-    int32_t  pid;
-    uint32_t n_pes;
-    uint32_t nslots;
-} sr_shm_hdr_t;
-
-typedef struct {
-    uint32_t tag;
-    uint32_t len;
-    unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
-} sr_shm_slot_t;
-
-typedef struct {
-    _Alignas(SR_CACHE_LINE) uint64_t tail;  /* written by the sender only */
-    _Alignas(SR_CACHE_LINE) uint64_t head;  /* written by the receiver only */
-    _Alignas(SR_CACHE_LINE) sr_shm_slot_t slots[];
-} sr_shm_ring_t;
-
 /* What a peer needs to attach to us; sent as the address blob. */
 typedef struct {
     uint64_t magic;
@@ -57,35 +33,6 @@ typedef struct {
         char     name[SR_SHM_NAME_LEN];
     } regions[SR_SHM_MAX_REGIONS];
 } sr_shm_addr_t;
-
-struct sr_tl_ep {
-    struct sr_tl_ctx *ctx;
-    int               pe;
-    int               pid;
-    int               self;
-    sr_shm_hdr_t     *hdr;        /* the peer's control segment */
-    sr_shm_ring_t    *ring;       /* our ring in the peer's control segment */
-    uint64_t          tail;       /* our copy of ring->tail */
-    pthread_mutex_t   tx_lock;    /* senders on several threads (thread_multiple) */
-    char             *base[SR_SHM_MAX_REGIONS];
-    size_t            len[SR_SHM_MAX_REGIONS];
-};
-
-struct sr_tl_ctx {
-    sr_tl_params_t params;
-    sr_shm_hdr_t  *hdr;           /* ours */
-    size_t         ctl_len;
-    size_t         ring_len;
-    char           ctl_name[SR_SHM_NAME_LEN];
-    int            ctl_named;     /* the name still exists */
-    sr_tl_mem_t    regions[SR_SHM_MAX_REGIONS];
-    uint32_t       nregions;
-    int           *senders;       /* local PEs whose rings we drain */
-    int            nsenders;
-    uint64_t      *delivered;     /* [n_pes] next slot to hand to the core */
-    int            mt;            /* params.thread_multiple */
-    pthread_mutex_t rx_lock;      /* one thread at a time hands messages to the core */
-};
 
 /* This thread's wait may miss a wake-up: nap only.  Per thread, as every
  * thread that waits arms the doorbell itself. */
@@ -102,18 +49,6 @@ static size_t sr_shm_ctl_len(size_t ring_len, int n_pes)
     return SR_ALIGN_UP(sizeof(sr_shm_hdr_t), SR_CACHE_LINE) + ring_len * (size_t)n_pes;
 }
 
-/* Writers only pay for the doorbell when somebody sleeps: util/doorbell.c
- * explains why that loses no wake-up without a fence per put. */
-static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
-{
-    sr_doorbell_kick(&hdr->bell);
-}
-
-static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
-{
-    sr_doorbell_kick_rmw(&hdr->bell);
-}
-
 static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **ctx_p)
 {
     symrail_status_t st = SYMRAIL_ERR_NOMEM;
@@ -123,6 +58,7 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     ctx->params = *params;
     ctx->mt = params->thread_multiple;
     pthread_mutex_init(&ctx->rx_lock, NULL);
+    pthread_mutex_init(&ctx->seg_lock, NULL);
     sr_doorbell_setup();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
@@ -177,6 +113,7 @@ static void sr_shm_wireup_done(sr_tl_ctx_t *ctx)
 static void sr_shm_fini(sr_tl_ctx_t *ctx)
 {
     sr_shm_wireup_done(ctx);
+    sr_shm_seg_fini(ctx);
     sr_shm_unmap(ctx->hdr, ctx->ctl_len);
     free(ctx->delivered);
     free(ctx->senders);
@@ -194,8 +131,9 @@ static void sr_shm_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
 
 static symrail_status_t sr_shm_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
 {
-    if (region >= SR_SHM_MAX_REGIONS || mem->shm_name == NULL ||
-        strlen(mem->shm_name) >= SR_SHM_NAME_LEN) {
+    if (region >= SR_TL_REGION_SEG0)
+        return sr_shm_seg_reg(ctx, region, mem);
+    if (mem->shm_name == NULL || strlen(mem->shm_name) >= SR_SHM_NAME_LEN) {
         sr_error("shm: region %u cannot be shared (no shared-memory object)", region);
         return SYMRAIL_ERR_UNSUPPORTED;
     }
@@ -240,6 +178,7 @@ static void sr_shm_disconnect(sr_tl_ep_t *ep)
 {
     if (ep == NULL)
         return;
+    sr_shm_seg_ep_fini(ep);
     if (!ep->self) {
         for (int r = 0; r < SR_SHM_MAX_REGIONS; r++)
             sr_shm_unmap(ep->base[r], ep->len[r]);
@@ -299,6 +238,8 @@ err_ep:
     return st;
 }
 
+/* Not for segments: a load/store address would escape the generation check
+ * (seg.c) that every access to a segment passes. */
 static void *sr_shm_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
 {
     return region < SR_SHM_MAX_REGIONS && ep->base[region] ? ep->base[region] + offset : NULL;
@@ -308,6 +249,8 @@ static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, ui
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
+    if (sr_unlikely(region >= SR_TL_REGION_SEG0))
+        return sr_shm_seg_copy(ep, (void *)src, region, roff, len, 1);
     sr_copy(ep->base[region] + roff, src, len);
     sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
@@ -317,6 +260,8 @@ static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     (void)lane, (void)comp;
+    if (sr_unlikely(region >= SR_TL_REGION_SEG0))
+        return sr_shm_seg_copy(ep, dst, region, roff, len, 0);
     sr_copy(dst, ep->base[region] + roff, len);
     return SYMRAIL_OK;
 }
@@ -327,16 +272,10 @@ static symrail_status_t sr_shm_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, 
 {
     uint64_t old;
     (void)lane, (void)comp;
+    if (sr_unlikely(region >= SR_TL_REGION_SEG0))
+        return sr_shm_seg_atomic(ep, op, region, roff, operand, compare, result_p);
     int did = sr_cpu_amo(ep->base[region] + roff, op, operand, compare, &old);
-    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
-        return SYMRAIL_ERR_UNSUPPORTED;
-    if (result_p)
-        *result_p = old;
-    if (did == SR_CPU_AMO_STORE)
-        sr_shm_kick(ep->hdr);
-    else if (did == SR_CPU_AMO_RMW)
-        sr_shm_kick_rmw(ep->hdr);
-    return SYMRAIL_OK;
+    return sr_shm_amo_done(ep, did, old, result_p);
 }
 
 static symrail_status_t sr_shm_notify_one(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
@@ -454,10 +393,10 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .fini         = sr_shm_fini,
     .attr         = sr_shm_attr,
     .mem_reg      = sr_shm_mem_reg,
-    .mem_dereg    = sr_tl_no_mem_dereg,
-    .mkey_pack    = sr_tl_no_mkey_pack,
-    .rkey_unpack  = sr_tl_no_rkey_unpack,
-    .rkey_release = sr_tl_no_rkey_release,
+    .mem_dereg    = sr_shm_mem_dereg,
+    .mkey_pack    = sr_shm_mkey_pack,
+    .rkey_unpack  = sr_shm_rkey_unpack,
+    .rkey_release = sr_shm_rkey_release,
     .addr_pack    = sr_shm_addr_pack,
     .reachable    = sr_shm_reachable,
     .connect      = sr_shm_connect,

@@ -241,6 +241,7 @@ symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size
     ep->ctx = ctx;
     ep->pe = pe;
     ep->pid = a.pid;
+    ep->instance = a.instance;
     ep->local = ctx->params.is_local[pe];
     ep->self = pe == ctx->params.my_pe;
     if (ep->self) {

@@ -27,6 +27,8 @@ void sr_tcp_tx_release(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, sr_tcp_tx_t *tx)
 {
     if (tx->kind == SR_TCP_TX_POOL) {
         sr_tcp_txbuf_t *b = (sr_tcp_txbuf_t *)(void *)tx, **pool = sr_tcp_pool(ctx, c);
+        free(b->copy);
+        b->copy = NULL;
         b->next_free = *pool;
         *pool = b;
     }
@@ -245,6 +247,8 @@ sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
         *pool = b->next_free;
     else if ((b = malloc(sizeof(*b))) == NULL)
         return NULL;
+    else
+        b->copy = NULL;
     b->tx.kind = SR_TCP_TX_POOL;
     b->tx.data = NULL;
     b->tx.dlen = 0;
@@ -319,10 +323,21 @@ static int sr_tcp_on_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     static const uint8_t want[] = { [SR_TCP_OP_PUT] = SR_TCP_OP_ACK,
                                     [SR_TCP_OP_GET] = SR_TCP_OP_GET_REPLY,
                                     [SR_TCP_OP_AMO] = SR_TCP_OP_AMO_REPLY };
+    int stale = f->sub == SR_TCP_ST_STALE;
     if (op == NULL || op->id != f->id || want[op->op] != f->op ||
-        (f->op == SR_TCP_OP_GET_REPLY && f->plen != op->len)) {
+        (f->op == SR_TCP_OP_GET_REPLY && !stale && f->plen != op->len) ||
+        (stale && op->rkey == 0)) {
         sr_tcp_protocol_error(ctx, c, "a reply that matches no request");
         return -1;
+    }
+    if (stale) {
+        /* The owner has deregistered the segment: this request fails, the
+         * lane is fine. */
+        if (op->comp)
+            sr_tcp_rkey_stale(ep, op->rkey);
+        sr_tcp_pop(c, op);
+        sr_tcp_done_push(ctx, op, SYMRAIL_ERR_STALE);
+        return 0;
     }
     if (f->op == SR_TCP_OP_GET_REPLY) {
         c->rx_dst = op->dst;
@@ -352,6 +367,7 @@ static int sr_tcp_on_header(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *h
     }
     c->rx_left = 0;
     c->rx_discard = 0;
+    c->rx_stale = 0;
     if (f->op == SR_TCP_OP_PING)
         return 0;  /* the heartbeat has done its work by arriving */
     if (f->op == SR_TCP_OP_BYE) {

@@ -149,7 +149,7 @@ static symrail_status_t sr_tcp_lane_gone(sr_tl_ep_t *ep)
  * when mt. */
 static inline __attribute__((always_inline)) symrail_status_t
 sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, const void *data,
-            size_t dlen, void *dst, sr_tl_comp_t *comp)
+            size_t dlen, void *dst, uint32_t rkey, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     if (sr_unlikely(c->state != SR_TCP_UP))
@@ -174,6 +174,7 @@ sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, con
     f->id = op->id = c->next_id++;
     sr_tcp_frame_encode(f, op->tx.hdr);
     op->op = f->op;
+    op->rkey = (uint16_t)rkey;
     op->len = len;
     op->next = NULL;
     op->t_ns = sr_time_ns();
@@ -210,10 +211,10 @@ sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, con
  * pays one branch for it. */
 static __attribute__((noinline)) symrail_status_t
 sr_tcp_post_locked(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len,
-                   const void *data, size_t dlen, void *dst, sr_tl_comp_t *comp)
+                   const void *data, size_t dlen, void *dst, uint32_t rkey, sr_tl_comp_t *comp)
 {
     pthread_mutex_lock(&c->lock);
-    symrail_status_t st = sr_tcp_post(ep, c, f, len, data, dlen, dst, comp);
+    symrail_status_t st = sr_tcp_post(ep, c, f, len, data, dlen, dst, rkey, comp);
     pthread_mutex_unlock(&c->lock);
     return st;
 }
@@ -222,14 +223,31 @@ static inline symrail_status_t sr_tcp_submit(sr_tl_ep_t *ep, int lane, sr_tcp_fr
                                              size_t len, const void *data, size_t dlen,
                                              void *dst, sr_tl_comp_t *comp)
 {
+    /* The peer's segments by the owner's id and generation (frame.h). */
+    uint32_t rkey = 0;
+    if (sr_unlikely(f->region >= SR_TL_REGION_SEG0)) {
+        rkey = f->region;
+        const sr_tcp_rkey_t *k = sr_tcp_rkey_find(ep, rkey);
+        if (k == NULL || !sr_tcp_span_ok(k->len, f->off, len))
+            return SYMRAIL_ERR_INVALID;
+        f->region = k->region;
+        f->b = (uint32_t)__atomic_load_n(&k->key, __ATOMIC_RELAXED);
+    }
     if (sr_unlikely(lane < 0 || lane >= ep->nlanes))
         return SYMRAIL_ERR_INVALID;
     sr_tcp_conn_t *c = ep->lanes[lane];
     if (sr_unlikely(c == NULL))
         return sr_tcp_lane_gone(ep);
     if (sr_unlikely(c->mt))
-        return sr_tcp_post_locked(ep, c, f, len, data, dlen, dst, comp);
-    return sr_tcp_post(ep, c, f, len, data, dlen, dst, comp);
+        return sr_tcp_post_locked(ep, c, f, len, data, dlen, dst, rkey, comp);
+    return sr_tcp_post(ep, c, f, len, data, dlen, dst, rkey, comp);
+}
+
+static symrail_status_t sr_tcp_self_seg(sr_tl_ep_t *ep, uint32_t rkey, uint64_t off, void *buf,
+                                        size_t len, int is_put)
+{
+    const sr_tcp_rkey_t *k = sr_tcp_rkey_find(ep, rkey);
+    return k ? sr_tcp_seg_self(ep, rkey, k, off, buf, len, is_put) : SYMRAIL_ERR_INVALID;
 }
 
 symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
@@ -237,6 +255,8 @@ symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t 
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     if (ep->self) {
+        if (region >= SR_TL_REGION_SEG0)
+            return sr_tcp_self_seg(ep, region, roff, (void *)src, len, 1);
         sr_copy(ctx->base[region] + roff, src, len);
         return SYMRAIL_OK;
     }
@@ -252,6 +272,8 @@ symrail_status_t sr_tcp_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     if (ep->self) {
+        if (region >= SR_TL_REGION_SEG0)
+            return sr_tcp_self_seg(ep, region, roff, dst, len, 0);
         sr_copy(dst, ctx->base[region] + roff, len);
         return SYMRAIL_OK;
     }
@@ -269,7 +291,8 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
                                uint64_t *result_p, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    if ((unsigned)kind > SR_TCP_AMO_MAX)
+    /* Segments take put and get only (frame.h). */
+    if ((unsigned)kind > SR_TCP_AMO_MAX || region >= SR_TL_REGION_SEG0)
         return SYMRAIL_ERR_UNSUPPORTED;
     if (ep->self) {
         uint64_t old;

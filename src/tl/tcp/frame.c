@@ -81,22 +81,29 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
     f.a = sr_get64(in + 32);
     f.b = sr_get64(in + 40);
 
-    int request = 0, region_op = 0;
+    int request = 0, region_op = 0, has_sub = 0;
     uint32_t max_plen = 0;
     switch (f.op) {
     case SR_TCP_OP_PUT:
-        request = region_op = 1;
-        max_plen = SR_TCP_MAX_PAYLOAD;
-        break;
     case SR_TCP_OP_GET:
         request = region_op = 1;
-        if (f.a > SR_TCP_MAX_PAYLOAD)
+        if (f.op == SR_TCP_OP_PUT)
+            max_plen = SR_TCP_MAX_PAYLOAD;
+        else if (f.a > SR_TCP_MAX_PAYLOAD)
             return "get length over the frame limit";
+        if (f.region >= SR_TCP_REGION_MAX)
+            return "region id over the limit";
+        if (f.b > UINT32_MAX)
+            return "generation over 32 bits";
+        if (f.region < SR_TCP_REGION_SEG0 && f.b != 0)
+            return "generation on the heap or data";
         break;
     case SR_TCP_OP_AMO:
-        request = region_op = 1;
+        request = region_op = has_sub = 1;
         if (f.sub > SR_TCP_AMO_MAX)
             return "unknown atomic operation";
+        if (f.region >= SR_TCP_REGION_SEG0)
+            return "atomic on a segment";
         break;
     case SR_TCP_OP_NOTIFY:
         request = 1;
@@ -105,9 +112,13 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
             return "notification tag over 32 bits";
         break;
     case SR_TCP_OP_GET_REPLY:
-        max_plen = SR_TCP_MAX_PAYLOAD;
-        break;
     case SR_TCP_OP_ACK:
+        has_sub = 1;  /* atomics reach no segment: their replies are never stale */
+        if (f.sub > SR_TCP_ST_STALE)
+            return "unknown reply status";
+        if (f.op == SR_TCP_OP_GET_REPLY)
+            max_plen = f.sub == SR_TCP_ST_OK ? SR_TCP_MAX_PAYLOAD : 0;
+        break;
     case SR_TCP_OP_AMO_REPLY:
     case SR_TCP_OP_CREDIT:
         break;
@@ -123,7 +134,7 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
                                         : "a request where a reply belongs";
     if (f.plen > max_plen)
         return "payload over the limit of its opcode";
-    if (f.op != SR_TCP_OP_AMO && f.sub != 0)
+    if (!has_sub && f.sub != 0)
         return "sub-operation on an opcode that has none";
     if (!region_op && f.region != 0)
         return "region on an opcode that has none";
@@ -133,6 +144,15 @@ const char *sr_tcp_frame_decode(const uint8_t in[SR_TCP_HDR_LEN], sr_tcp_side_t 
 
 const char *sr_tcp_frame_check_bounds(const sr_tcp_frame_t *f, const uint64_t *lens,
                                       uint32_t nregions)
+{
+    if (f->op != SR_TCP_OP_PUT && f->op != SR_TCP_OP_GET && f->op != SR_TCP_OP_AMO)
+        return NULL;
+    if (f->region >= nregions || lens[f->region] == 0)
+        return "unknown memory region";
+    return sr_tcp_frame_check_span(f, lens[f->region]);
+}
+
+const char *sr_tcp_frame_check_span(const sr_tcp_frame_t *f, uint64_t region_len)
 {
     uint64_t len;
     switch (f->op) {
@@ -150,10 +170,40 @@ const char *sr_tcp_frame_check_bounds(const sr_tcp_frame_t *f, const uint64_t *l
     default:
         return NULL;
     }
-    if (f->region >= nregions || lens[f->region] == 0)
-        return "unknown memory region";
-    if (!sr_tcp_span_ok(lens[f->region], f->off, len))
+    if (!sr_tcp_span_ok(region_len, f->off, len))
         return "access outside the memory region";
+    return NULL;
+}
+
+/* ---- segment keys ------------------------------------------------------------- */
+
+static const uint8_t sr_tcp_mkey_magic[4] = { 'S', 'R', 'K', '1' };
+
+void sr_tcp_mkey_encode(const sr_tcp_mkey_t *k, uint8_t out[SR_TCP_MKEY_LEN])
+{
+    memcpy(out, sr_tcp_mkey_magic, 4);
+    sr_put32(out + 4, k->region);
+    sr_put32(out + 8, k->generation);
+    sr_put32(out + 12, 0);
+    sr_put64(out + 16, k->len);
+    sr_put64(out + 24, k->instance);
+}
+
+const char *sr_tcp_mkey_decode(const void *in, size_t len, sr_tcp_mkey_t *k_p)
+{
+    const uint8_t *p = in;
+    sr_tcp_mkey_t k;
+    if (len != SR_TCP_MKEY_LEN || memcmp(p, sr_tcp_mkey_magic, 4) != 0)
+        return "not a TCP segment key";
+    if (sr_get32(p + 12) != 0)
+        return "reserved key bits set";
+    k.region = sr_get32(p + 4);
+    k.generation = sr_get32(p + 8);
+    k.len = sr_get64(p + 16);
+    k.instance = sr_get64(p + 24);
+    if (k.region < SR_TCP_REGION_SEG0 || k.region >= SR_TCP_REGION_MAX)
+        return "key of a region that is no segment";
+    *k_p = k;
     return NULL;
 }
 

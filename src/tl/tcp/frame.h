@@ -27,7 +27,9 @@
 #include <stdint.h>
 #include <symrail.h>
 
-#define SR_TCP_VERSION      1
+/* 2: PUT and GET name a segment by the owner's id and generation (b), and
+ * replies carry a status (sub). */
+#define SR_TCP_VERSION      2
 #define SR_TCP_HDR_LEN      48
 #define SR_TCP_NONCE_LEN    32
 #define SR_TCP_MAC_LEN      32
@@ -40,16 +42,23 @@
 #define SR_TCP_MAX_PAYLOAD  (64u << 20)
 #define SR_TCP_NOTIFY_MAX   256
 #define SR_TCP_MAX_LANES    32
+/* Region ids on the wire: 0 heap, 1 data, from 2 up the owner's segments;
+ * a larger id is malformed. */
+#define SR_TCP_REGION_SEG0  2
+#define SR_TCP_REGION_MAX   (1u << 20)
+/* The key blob of a segment (mkey_pack). */
+#define SR_TCP_MKEY_LEN     32
 
 typedef enum {
     /* requests: initiator -> target */
-    SR_TCP_OP_PUT       = 1,   /* off, region, plen = data          -> ACK */
-    SR_TCP_OP_GET       = 2,   /* off, region, a = length           -> GET_REPLY */
-    SR_TCP_OP_AMO       = 3,   /* off, region, sub = kind|width, a, b -> AMO_REPLY */
+    SR_TCP_OP_PUT       = 1,   /* off, region, b = generation, plen = data -> ACK */
+    SR_TCP_OP_GET       = 2,   /* off, region, b = generation, a = length  -> GET_REPLY */
+    SR_TCP_OP_AMO       = 3,   /* off, region (heap or data), sub = kind|width, a, b
+                                * -> AMO_REPLY */
     SR_TCP_OP_NOTIFY    = 4,   /* a = tag, plen = payload           (no reply) */
     /* replies: target -> initiator */
-    SR_TCP_OP_ACK       = 16,  /* id */
-    SR_TCP_OP_GET_REPLY = 17,  /* id, plen = data */
+    SR_TCP_OP_ACK       = 16,  /* id, sub = status (sr_tcp_reply_status_t) */
+    SR_TCP_OP_GET_REPLY = 17,  /* id, sub = status, plen = data (0 unless OK) */
     SR_TCP_OP_AMO_REPLY = 18,  /* id, a = previous value */
     SR_TCP_OP_CREDIT    = 19,  /* a = notifications consumed so far */
     /* either direction */
@@ -62,6 +71,14 @@ typedef enum {
  * the reply's value in their low 32 bits). */
 #define SR_TCP_AMO_W32 8
 #define SR_TCP_AMO_MAX 15
+
+/* sub of a reply.  A segment request whose (region, generation) is not
+ * registered at the target (deregistered, or registered again since) is
+ * answered STALE: nothing was touched, and the connection goes on. */
+typedef enum {
+    SR_TCP_ST_OK    = 0,
+    SR_TCP_ST_STALE = 1,
+} sr_tcp_reply_status_t;
 
 typedef struct {
     uint8_t  op;
@@ -100,6 +117,23 @@ static inline int sr_tcp_span_ok(uint64_t region_len, uint64_t off, uint64_t len
  * described by lens[0 .. nregions) (0: not registered); otherwise why not. */
 const char *sr_tcp_frame_check_bounds(const sr_tcp_frame_t *f, const uint64_t *lens,
                                       uint32_t nregions);
+/* The same for the one region of region_len bytes that `f` names (a
+ * segment whose id and generation the target has found). */
+const char *sr_tcp_frame_check_span(const sr_tcp_frame_t *f, uint64_t region_len);
+
+/* A segment's key blob: the owner's region id and generation, the length,
+ * and the owner process's instance (random per process, so that a key of a
+ * process that restarted is refused at unpack). */
+typedef struct {
+    uint32_t region;
+    uint32_t generation;
+    uint64_t len;
+    uint64_t instance;
+} sr_tcp_mkey_t;
+
+void sr_tcp_mkey_encode(const sr_tcp_mkey_t *k, uint8_t out[SR_TCP_MKEY_LEN]);
+/* NULL when `in` (len bytes) is a key blob of this version; otherwise why not. */
+const char *sr_tcp_mkey_decode(const void *in, size_t len, sr_tcp_mkey_t *k_p);
 
 void sr_tcp_hello_encode(const sr_tcp_hello_t *h, uint8_t out[SR_TCP_HELLO_LEN]);
 /* NULL when `in` is a HELLO of this version for a job of n_pes PEs addressed

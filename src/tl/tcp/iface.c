@@ -106,6 +106,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     pthread_mutex_init(&ctx->io_lock, NULL);
     pthread_mutex_init(&ctx->mq_lock, NULL);
     pthread_mutex_init(&ctx->progress_lock, NULL);
+    pthread_mutex_init(&ctx->seg_lock, NULL);
 
     size_t n = (size_t)params->n_pes;
     ctx->credit_conn = calloc(n, sizeof(*ctx->credit_conn));
@@ -124,6 +125,8 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     if (st != SYMRAIL_OK)
         goto err_ctx;
     st = sr_tcp_derive_key(ctx);
+    if (st == SYMRAIL_OK)
+        st = sr_crypto_random(&ctx->instance, sizeof(ctx->instance));
     if (st != SYMRAIL_OK)
         goto err_ctx;
     ctx->ep_in = epoll_create1(EPOLL_CLOEXEC);
@@ -202,8 +205,12 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
         free(b);
     }
     sr_msgq_clear(&ctx->mq);
-    for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++)
+    for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++) {
+        if (ctx->eps[pe])
+            sr_tcp_rkeys_free(ctx->eps[pe]);
         free(ctx->eps[pe]);
+    }
+    sr_tcp_seg_fini(ctx);
     free(ctx->eps);
     free(ctx->credit_conn);
     free(ctx->bye);
@@ -213,6 +220,7 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
     pthread_mutex_destroy(&ctx->io_lock);
     pthread_mutex_destroy(&ctx->mq_lock);
     pthread_mutex_destroy(&ctx->progress_lock);
+    pthread_mutex_destroy(&ctx->seg_lock);
     free(ctx);
 }
 
@@ -225,19 +233,6 @@ static void sr_tcp_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
      * before it reads the next one. */
     attr_p->ordered_lanes = 1;
     attr_p->local_completion = 0;
-}
-
-static symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
-{
-    if (region >= SR_TCP_MAX_REGIONS)
-        return SYMRAIL_ERR_UNSUPPORTED;
-    pthread_mutex_lock(&ctx->io_lock);
-    ctx->base[region] = mem->addr;
-    ctx->rlen[region] = mem->len;
-    if (region >= ctx->nregions)
-        ctx->nregions = region + 1;
-    pthread_mutex_unlock(&ctx->io_lock);
-    return SYMRAIL_OK;
 }
 
 /* Reads our lanes and (when the thread is not at it) the target side;
@@ -398,10 +393,10 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .fini         = sr_tcp_fini,
     .attr         = sr_tcp_attr,
     .mem_reg      = sr_tcp_mem_reg,
-    .mem_dereg    = sr_tl_no_mem_dereg,
-    .mkey_pack    = sr_tl_no_mkey_pack,
-    .rkey_unpack  = sr_tl_no_rkey_unpack,
-    .rkey_release = sr_tl_no_rkey_release,
+    .mem_dereg    = sr_tcp_mem_dereg,
+    .mkey_pack    = sr_tcp_mkey_pack,
+    .rkey_unpack  = sr_tcp_rkey_unpack,
+    .rkey_release = sr_tcp_rkey_release,
     .addr_pack    = sr_tcp_addr_pack,
     .reachable    = sr_tcp_reachable,
     .connect      = sr_tcp_connect,

@@ -186,6 +186,7 @@ symrail_status_t sr_tcp_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
     memset(&a, 0, sizeof(a));
     a.magic = SR_TCP_ADDR_MAGIC;
     a.pid = (int32_t)getpid();
+    a.instance = ctx->instance;
     a.n_pes = (uint32_t)ctx->params.n_pes;
     a.nlanes = ctx->nlanes;
     a.naddrs = (uint32_t)ctx->naddrs;

@@ -47,6 +47,8 @@ void *sr_tcp_thread(void *arg)
             sr_error("tcp: epoll_wait failed: %m; the progress thread stops");
             break;
         }
+        while (__atomic_load_n(&ctx->io_wanted, __ATOMIC_RELAXED))
+            sched_yield();
         pthread_mutex_lock(&ctx->io_lock);
         if (n > 0)
             sr_tcp_handle_in(ctx, ev, n);
@@ -80,7 +82,8 @@ void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payloa
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n)
 {
     int act = 0;
-    for (int i = 0; i < n; i++) {
+    /* Events left are reported again by the next epoll_wait (level-triggered). */
+    for (int i = 0; i < n && !__atomic_load_n(&ctx->io_wanted, __ATOMIC_RELAXED); i++) {
         int kind = *(int *)ev[i].data.ptr;
         if (kind == SR_TCP_K_LSN) {
             sr_tcp_accept(ctx, ev[i].data.ptr);
@@ -102,7 +105,8 @@ int sr_tcp_request_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     sr_tcp_frame_t *f = &c->cur;
     if (f->op == SR_TCP_OP_PUT) {
-        sr_tcp_frame_t ack = { .op = SR_TCP_OP_ACK, .id = f->id };
+        sr_tcp_frame_t ack = { .op = SR_TCP_OP_ACK, .id = f->id,
+                               .sub = c->rx_stale ? SR_TCP_ST_STALE : SR_TCP_ST_OK };
         /* A small put may be a flag somebody sleeps on; waking the
          * application for every slice of a bulk transfer would have it spin
          * against this thread for the CPU.  (A wait on bulk data rechecks
@@ -119,16 +123,43 @@ int sr_tcp_request_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
     return 0;
 }
 
+/* A put or get of a segment that is not registered (any more, or in this
+ * generation): nothing is touched, the answer says STALE. */
+static int sr_tcp_on_stale(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
+{
+    sr_tcp_frame_t *f = &c->cur;
+    if (f->op == SR_TCP_OP_GET) {
+        sr_tcp_frame_t r = { .op = SR_TCP_OP_GET_REPLY, .sub = SR_TCP_ST_STALE, .id = f->id };
+        return sr_tcp_reply(ctx, c, &r, NULL);
+    }
+    c->rx_discard = 1;
+    c->rx_stale = 1;
+    c->rx_left = f->plen;
+    return c->rx_left ? 0 : sr_tcp_request_done(ctx, c);
+}
+
 /* Serves one request header of a peer; 0 when the connection lives on. */
 int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
     sr_tcp_frame_t *f = &c->cur;
-    const char *why = sr_tcp_frame_check_bounds(f, ctx->rlen, ctx->nregions);
+    const char *why;
+    char *at = NULL;
+    if (f->region >= SR_TCP_REGION_SEG0) {  /* PUT or GET: the decoder says so */
+        char *base;
+        uint64_t len;
+        if (!sr_tcp_seg_find(ctx, f->region, (uint32_t)f->b, &base, &len))
+            return sr_tcp_on_stale(ctx, c);
+        why = sr_tcp_frame_check_span(f, len);
+        at = why ? NULL : base + f->off;
+    } else {
+        why = sr_tcp_frame_check_bounds(f, ctx->rlen, ctx->nregions);
+        if (why == NULL && f->op != SR_TCP_OP_NOTIFY)
+            at = ctx->base[f->region] + f->off;
+    }
     if (why) {
         sr_tcp_protocol_error(ctx, c, why);
         return -1;
     }
-    char *at = f->op == SR_TCP_OP_NOTIFY ? NULL : ctx->base[f->region] + f->off;
     switch (f->op) {
     case SR_TCP_OP_PUT:
         c->rx_dst = at;

@@ -31,7 +31,9 @@
  * SYMRAIL_JOB_SECRET set but empty is an error.
  * A target checks every request against its registered regions before it
  * touches memory; a malformed or out-of-bounds frame closes that connection
- * and is logged, and the process goes on.
+ * and is logged, and the process goes on.  A put or get of a segment names
+ * the owner's id and generation; one that is not registered (any more) is
+ * answered STALE and the connection goes on (seg.c).
  *
  * Threads.  The target side (listening sockets and the connections peers
  * opened) is served by a progress thread that waits in epoll: it applies
@@ -126,9 +128,9 @@
 #include <unistd.h>
 #include <sched.h>
 
-#define SR_TCP_ADDR_MAGIC    0x7372746370310000ull  /* "srtcp1" */
+#define SR_TCP_ADDR_MAGIC    0x7372746370320000ull  /* "srtcp2" */
 #define SR_TCP_MAX_ADDRS     8
-#define SR_TCP_MAX_REGIONS   4
+#define SR_TCP_MAX_REGIONS   SR_TCP_REGION_SEG0  /* heap and data; segments apart */
 #define SR_TCP_RXBUF         (64u * 1024)
 #define SR_TCP_HS_TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
 #define SR_TCP_MAX_HS        64          /* connections in handshake at once */
@@ -157,6 +159,7 @@ typedef struct {
 /* The address blob. */
 typedef struct {
     uint64_t    magic;
+    uint64_t    instance;   /* random per process: names it in segment keys */
     int32_t     pid;
     uint32_t    n_pes;
     uint32_t    nlanes;
@@ -180,6 +183,7 @@ typedef struct sr_tcp_tx {
 typedef struct sr_tcp_txbuf {
     sr_tcp_tx_t          tx;
     struct sr_tcp_txbuf *next_free;
+    char                *copy;      /* get data copied from a segment that went */
     uint8_t              inl[SR_TCP_NOTIFY_MAX];
 } sr_tcp_txbuf_t;
 
@@ -192,6 +196,7 @@ typedef struct sr_tcp_op {
     size_t            len;      /* data bytes it keeps in flight */
     uint64_t          id;
     uint8_t           op;
+    uint16_t          rkey;     /* the segment key it goes through, or 0 */
     symrail_status_t  status;
     uint64_t          t_ns;     /* posted at */
     struct sr_tcp_conn *conn;   /* the lane whose pool it came from */
@@ -204,6 +209,27 @@ typedef struct {
     sr_tcp_ip_t addr;
 } sr_tcp_lsn_t;
 
+/* Segments (seg.c).  A registered segment of ours, and a peer's segment
+ * key unpacked on an endpoint; both in chunks that never move. */
+#define SR_TCP_LIVE         (1ull << 32)  /* key: live | generation */
+#define SR_TCP_SEG_CHUNK    1024
+#define SR_TCP_SEG_NCHUNKS  (SR_TCP_REGION_MAX / SR_TCP_SEG_CHUNK)
+#define SR_TCP_RKEY_CHUNK   256
+#define SR_TCP_RKEY_NCHUNKS (65536 / SR_TCP_RKEY_CHUNK)
+
+typedef struct sr_tcp_seg {
+    uint64_t key;       /* SR_TCP_LIVE | generation while registered, else 0 (atomic) */
+    char    *base;
+    uint64_t len;
+} sr_tcp_seg_t;
+
+typedef struct sr_tcp_rkey {
+    uint64_t key;       /* SR_TCP_LIVE | the owner's generation while unpacked (atomic) */
+    uint32_t region;    /* the owner's id */
+    uint32_t logged;    /* a stale access was logged (atomic) */
+    uint64_t len;
+} sr_tcp_rkey_t;
+
 typedef struct sr_tcp_conn {
     int                 kind;      /* SR_TCP_K_CONN: first, like sr_tcp_lsn_t */
     int                 fd;
@@ -213,7 +239,9 @@ typedef struct sr_tcp_conn {
     uint8_t             throttled;
     uint8_t             bye;
     uint8_t             rx_bulk;   /* big payloads come: read one header at a time */
-    uint8_t             rx_discard; /* the payload's request was abandoned: drop it */
+    uint8_t             rx_discard; /* the payload's request was abandoned, or its
+                                     * segment is stale: drop it */
+    uint8_t             rx_stale;   /* the put being read is answered STALE */
     uint32_t            events;
     uint8_t             mt;        /* lock: several application threads (out only) */
     int                 pe;
@@ -265,6 +293,8 @@ struct sr_tl_ep {
                                      * (atomic) */
     int               unresp;       /* requests failed as unresponsive ... (atomic) */
     uint64_t          unresp_ns;    /* ... at this time, and nothing heard since */
+    uint64_t          instance;     /* the peer process's (address blob) */
+    struct sr_tcp_rkey *rkeys[SR_TCP_RKEY_NCHUNKS];  /* keys unpacked here (atomic) */
 };
 
 struct sr_tl_ctx {
@@ -288,6 +318,8 @@ struct sr_tl_ctx {
     /* The target side: served by the thread, and by progress() when it can
      * take the lock. */
     pthread_mutex_t io_lock;
+    int             io_wanted;      /* someone waits for io_lock: the thread lets go
+                                     * between connections (atomic) */
     sr_tcp_conn_t  *conns;          /* connections peers opened */
     int             nhs;
     sr_tcp_txbuf_t *txb_free;
@@ -295,6 +327,11 @@ struct sr_tl_ctx {
     char           *base[SR_TCP_MAX_REGIONS];
     uint64_t        rlen[SR_TCP_MAX_REGIONS];
     uint32_t        nregions;
+    /* Segments (seg.c): written by mem_reg under seg_lock, cleared by
+     * mem_dereg under io_lock too, read by the target under io_lock. */
+    struct sr_tcp_seg *segs[SR_TCP_SEG_NCHUNKS];  /* (atomic) */
+    pthread_mutex_t seg_lock;
+    uint64_t        instance;
     uint64_t        next_check_ns;
     int             wake_waiter;    /* applied something a sleeping wait may be for */
 
@@ -406,6 +443,16 @@ static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now
         __atomic_store_n(&ctx->heard[c->pe], now, __ATOMIC_RELAXED);
 }
 
+/* io_lock for a caller that should not wait behind a busy target (a
+ * deregistration): the thread lets go after the connection it is serving
+ * and waits for it before it takes the lock again. */
+static inline void sr_tcp_io_lock_soon(sr_tl_ctx_t *ctx)
+{
+    __atomic_fetch_add(&ctx->io_wanted, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ctx->io_lock);
+    __atomic_fetch_sub(&ctx->io_wanted, 1, __ATOMIC_RELAXED);
+}
+
 /* target.c */
 int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 int sr_tcp_request_done(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
@@ -414,6 +461,26 @@ void *sr_tcp_thread(void *arg);
 void sr_tcp_msg_push(sr_tl_ctx_t *ctx, int src, uint32_t tag, const void *payload,
                      uint32_t len);
 int sr_tcp_handle_in(sr_tl_ctx_t *ctx, struct epoll_event *ev, int n);
+
+/* seg.c */
+symrail_status_t sr_tcp_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+symrail_status_t sr_tcp_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
+symrail_status_t sr_tcp_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
+symrail_status_t sr_tcp_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
+void sr_tcp_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
+/* The segment (region, generation) of ours: 1 and its base and length, or
+ * 0 when it is not registered (stale); io_lock held. */
+int sr_tcp_seg_find(sr_tl_ctx_t *ctx, uint32_t region, uint32_t generation, char **base_p,
+                    uint64_t *len_p);
+/* The live key `rkey` of ep, or NULL. */
+const sr_tcp_rkey_t *sr_tcp_rkey_find(const sr_tl_ep_t *ep, uint32_t rkey);
+/* An access through rkey was refused as stale: said once per key. */
+void sr_tcp_rkey_stale(sr_tl_ep_t *ep, uint32_t rkey);
+/* A put (is_put) or get through a key of this PE's own endpoint. */
+symrail_status_t sr_tcp_seg_self(sr_tl_ep_t *ep, uint32_t rkey, const sr_tcp_rkey_t *k,
+                                 uint64_t off, void *buf, size_t len, int is_put);
+void sr_tcp_seg_fini(sr_tl_ctx_t *ctx);
+void sr_tcp_rkeys_free(sr_tl_ep_t *ep);
 
 /* ep.c */
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);

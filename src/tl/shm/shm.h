@@ -1,0 +1,115 @@
+/* The shared-memory transport's types, shared by its files (shm.c: wire-up,
+ * heap RMA, notifications; seg.c and rkey.c: segments). */
+#ifndef SR_TL_SHM_H
+#define SR_TL_SHM_H
+
+#include "tl/tl.h"
+#include "util/atomic.h"
+#include "util/doorbell.h"
+#include "util/sys.h"
+
+#include <pthread.h>
+
+#define SR_SHM_MAGIC       0x73726d3173686dull  /* "srm1shm" */
+/* Regions in the address blob: the heap and the data segment.  Segments
+ * travel as keys (seg.c). */
+#define SR_SHM_MAX_REGIONS SR_TL_REGION_SEG0
+#define SR_SHM_NAME_LEN    200
+
+typedef struct {
+    sr_doorbell_t bell;
+    _Alignas(SR_CACHE_LINE) uint64_t magic;
+    int32_t  pid;
+    uint32_t n_pes;
+    uint32_t nslots;
+} sr_shm_hdr_t;
+
+typedef struct {
+    uint32_t tag;
+    uint32_t len;
+    unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
+} sr_shm_slot_t;
+
+typedef struct {
+    _Alignas(SR_CACHE_LINE) uint64_t tail;  /* written by the sender only */
+    _Alignas(SR_CACHE_LINE) uint64_t head;  /* written by the receiver only */
+    _Alignas(SR_CACHE_LINE) sr_shm_slot_t slots[];
+} sr_shm_ring_t;
+
+struct sr_shm_segs;  /* this PE's segments (seg.c) */
+struct sr_shm_imp;   /* a peer's segments unpacked on an endpoint (seg.c) */
+
+struct sr_tl_ep {
+    struct sr_tl_ctx *ctx;
+    int               pe;
+    int               pid;
+    int               self;
+    sr_shm_hdr_t     *hdr;        /* the peer's control segment */
+    sr_shm_ring_t    *ring;       /* our ring in the peer's control segment */
+    uint64_t          tail;       /* our copy of ring->tail */
+    pthread_mutex_t   tx_lock;    /* senders on several threads (thread_multiple) */
+    char             *base[SR_SHM_MAX_REGIONS];
+    size_t            len[SR_SHM_MAX_REGIONS];
+    struct sr_shm_imp *imp;       /* NULL until the first rkey_unpack */
+};
+
+struct sr_tl_ctx {
+    sr_tl_params_t params;
+    sr_shm_hdr_t  *hdr;           /* ours */
+    size_t         ctl_len;
+    size_t         ring_len;
+    char           ctl_name[SR_SHM_NAME_LEN];
+    int            ctl_named;     /* the name still exists */
+    sr_tl_mem_t    regions[SR_SHM_MAX_REGIONS];
+    uint32_t       nregions;
+    int           *senders;       /* local PEs whose rings we drain */
+    int            nsenders;
+    uint64_t      *delivered;     /* [n_pes] next slot to hand to the core */
+    int            mt;            /* params.thread_multiple */
+    pthread_mutex_t rx_lock;      /* one thread at a time hands messages to the core */
+    struct sr_shm_segs *segs;     /* NULL until the first segment */
+    pthread_mutex_t seg_lock;     /* guards segs; creates every endpoint's imp */
+};
+
+static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
+{
+    sr_doorbell_kick(&hdr->bell);
+}
+
+static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
+{
+    sr_doorbell_kick_rmw(&hdr->bell);
+}
+
+/* The end of an atomic applied by sr_cpu_amo on a peer's mapping: the
+ * result, and the doorbell of a peer that may sleep on the word. */
+static inline symrail_status_t sr_shm_amo_done(sr_tl_ep_t *ep, int did, uint64_t old,
+                                               uint64_t *result_p)
+{
+    if (sr_unlikely(did == SR_CPU_AMO_INVALID))
+        return SYMRAIL_ERR_UNSUPPORTED;
+    if (result_p)
+        *result_p = old;
+    if (did == SR_CPU_AMO_STORE)
+        sr_shm_kick(ep->hdr);
+    else if (did == SR_CPU_AMO_RMW)
+        sr_shm_kick_rmw(ep->hdr);
+    return SYMRAIL_OK;
+}
+
+/* seg.c (this PE's segments) and rkey.c (a peer's): the ops of tl.h's "Regions" for segments (region >= SEG0). */
+symrail_status_t sr_shm_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+symrail_status_t sr_shm_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
+symrail_status_t sr_shm_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
+symrail_status_t sr_shm_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
+void sr_shm_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
+/* put (to_peer 1) or get through an unpacked key. */
+symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
+                                 size_t len, int to_peer);
+symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey, uint64_t roff,
+                                   uint64_t operand, uint64_t compare, uint64_t *result_p);
+/* Every key of the endpoint goes; and this PE's segments at fini. */
+void sr_shm_seg_ep_fini(sr_tl_ep_t *ep);
+void sr_shm_seg_fini(sr_tl_ctx_t *ctx);
+
+#endif
