@@ -13,6 +13,7 @@
 #   --rxe        verbs over Soft-RoCE in the qemu guest (tests/rxe/run-in-vm.sh);
 #                emulated, so it moves a quarter of the bytes
 #   --quick      3 runs of 16 MiB and a batch of 8 000 blocks, for a smoke run
+#   --no-local   skip shm and tcp on this host (with --multihost or --rxe)
 #
 # The namespace-hosts and the guest are shared by everyone on the machine:
 # those parts run under `flock /tmp/symrail-heavy.lock`.  Prints one table
@@ -36,15 +37,16 @@ if [ "${1:-}" = --in-guest ]; then
         "$SYMRUN" -n 2 --timeout 1200 "$BENCH" "$@"
 fi
 
-quick=0 multihost=0 rxe=0 runs='' bytes=''
+quick=0 multihost=0 rxe=0 local=1 runs='' bytes=''
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
         --multihost) multihost=1 ;;
         --rxe) rxe=1 ;;
+        --no-local) local=0 ;;
         --runs) runs=$2; shift ;;
         --bytes) bytes=$2; shift ;;
-        -h | --help) sed -n '2,21s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
+        -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
         *) echo "kv_bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -93,10 +95,12 @@ run() {  # NAME CMD...: one kv_bench, its tables shown, its rows kept
     echo
 }
 
-run shm env SYMRAIL_TRANSPORTS=shm SYMRAIL_HEAP_SIZE=$heap KV_BENCH_NAME=shm \
-    "$SYMRUN" -n 2 --timeout 900 "$BENCH" $args
-run tcp env SYMRAIL_TRANSPORTS=tcp SYMRAIL_HEAP_SIZE=$heap KV_BENCH_NAME=tcp \
-    "$SYMRUN" -n 2 --timeout 900 "$BENCH" $args
+if [ "$local" = 1 ]; then
+    run shm env SYMRAIL_TRANSPORTS=shm SYMRAIL_HEAP_SIZE=$heap KV_BENCH_NAME=shm \
+        "$SYMRUN" -n 2 --timeout 900 "$BENCH" $args
+    run tcp env SYMRAIL_TRANSPORTS=tcp SYMRAIL_HEAP_SIZE=$heap KV_BENCH_NAME=tcp \
+        "$SYMRUN" -n 2 --timeout 900 "$BENCH" $args
+fi
 
 if [ "$multihost" = 1 ]; then
     MPIRUN=${MPIRUN:-$(command -v mpirun)}
