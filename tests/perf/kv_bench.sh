@@ -125,7 +125,7 @@ if [ "$rxe" = 1 ]; then
     # Emulated RDMA moves some 15 MB/s: a quarter of the bytes, fewer blocks.
     rbytes=$((mib / 4 > 0 ? mib / 4 : 1))M
     rbig=$((big / 4))
-    SYMRAIL_RXE_SHARE="$top_srcdir:$builddir" run verbs flock "$LOCK" \
+    run verbs env SYMRAIL_RXE_SHARE="$top_srcdir:$builddir" flock "$LOCK" \
         sh "$top_srcdir/tests/rxe/run-in-vm.sh" --devices 1 --mem 3072 --timeout 1500 \
         --env SYMRAIL_HEAP_SIZE=$((2 * mib / 4 + 16))M \
         -- sh "$here/kv_bench.sh" "$builddir" --in-guest --bytes "$rbytes" --runs "$runs" \
