@@ -192,25 +192,34 @@ symrail_status_t symrail_signal_wait_until(uint64_t *sig_addr, symrail_cmp_t cmp
 uint64_t symrail_signal_fetch(const uint64_t *sig_addr);
 
 /* ---- notification messages ---------------------------------------------- */
-/* Messages from one sender arrive in the order sent.  Each sender has
- * SYMRAIL_NOTIFY_SLOTS messages in flight to one receiver; a slot comes back
- * when the receiver consumes the message (poll or wait).  notify_send waits
- * for a slot (up to SYMRAIL_OP_TIMEOUT) and consumes nothing meanwhile, so
- * PEs that all send to each other should use notify_trysend and drain
- * between tries. */
+/* Messages from one sender arrive whole and in the order sent, with their
+ * tag, payload (up to SYMRAIL_NOTIFY_MAX_PAYLOAD bytes) and status
+ * (SYMRAIL_OK from these calls).  Each sender has SYMRAIL_NOTIFY_SLOTS
+ * messages in flight to one receiver; a slot comes back when the receiver
+ * consumes the message (poll or wait).  notify_send waits for a slot (up to
+ * SYMRAIL_OP_TIMEOUT) and consumes nothing meanwhile, so PEs that all send
+ * to each other should use notify_trysend and drain between tries (a
+ * message that had begun to go when the timeout came returns SYMRAIL_OK, its
+ * rest following as with trysend).  Tags from SYMRAIL_NOTIFY_TAG_RESERVED up
+ * are refused (SYMRAIL_ERR_INVALID). */
 symrail_status_t symrail_notify_send(int pe, uint32_t tag, const void *payload, size_t len);
-/* Like notify_send, but SYMRAIL_ERR_AGAIN at once when the receiver has no
- * free slot for us. */
+/* Like notify_send, but never waits: SYMRAIL_ERR_AGAIN when the receiver has
+ * no room for us, and then nothing of the message was sent.  A message over
+ * 248 bytes goes as several transport messages: if only part of it fits,
+ * trysend returns SYMRAIL_OK and the rest goes out from this PE's progress
+ * (any call that polls or waits), before any later message to that PE. */
 symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payload, size_t len);
-/* SYMRAIL_OK with a message, or SYMRAIL_ERR_AGAIN if none is waiting. */
+/* SYMRAIL_OK with the oldest message, or SYMRAIL_ERR_AGAIN if none is waiting. */
 symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p);
-/* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if none. */
+/* Wait up to timeout_ms (-1: forever) for a message; SYMRAIL_ERR_TIMEOUT if
+ * none, SYMRAIL_ERR_PEER_GONE once a PE we could wait for is gone. */
 symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p);
 /* The same for the oldest message with tag `tag` only; messages of other
  * tags stay queued, in order, for the calls above. */
 symrail_status_t symrail_notify_poll_tag(uint32_t tag, symrail_notify_t *msg_p);
 symrail_status_t symrail_notify_wait_tag(uint32_t tag, int timeout_ms, symrail_notify_t *msg_p);
-/* Tags from SYMRAIL_NOTIFY_TAG_RESERVED up are the library's own. */
+/* Tags from SYMRAIL_NOTIFY_TAG_RESERVED up are the library's own: the calls
+ * above neither send nor return them. */
 #define SYMRAIL_NOTIFY_TAG_RESERVED 0xffff0000u
 
 /* ---- atomics on 64-bit symmetric words ---------------------------------- */
@@ -403,6 +412,38 @@ typedef struct {
 
 /* This PE's counters since init. */
 symrail_status_t symrail_stats(symrail_stats_t *stats_p);
+
+/* ---- independent jobs ------------------------------------------------------ */
+/* Processes that were not launched together (two jobs, or singletons)
+ * connect at run time.  One exports its endpoint, a small blob that travels
+ * over any channel (a file, a socket, an RPC); the other connects to it and
+ * gets a PE number for it (from symrail_n_pes() up).  The exporter learns
+ * of each process that connected with symrail_endpoint_accept, which gives
+ * its own number for the connector; from then on both send to each other.
+ * A connected peer's number is taken by notifications (symrail_notify_*),
+ * segments (its descriptors import as segments of that PE) and batches
+ * (symrail_batch_submit_notify), never by symmetric-heap calls, atomics,
+ * collectives or OpenSHMEM.  Connected jobs talk over TCP, on one host too
+ * (shared memory and RDMA between jobs are not there yet).  What goes to a
+ * peer that left (disconnect, finalize, exit, death) fails with
+ * SYMRAIL_ERR_PEER_GONE; the job's own PEs and other peers are unaffected.
+ * A process connects to or accepts at most SYMRAIL_CONNECT_MAX peers over
+ * its life (numbers are not used again). */
+#define SYMRAIL_ENDPOINT_MAX 512   /* bytes of an endpoint blob, at most */
+/* *len_p: buf's size in, the blob's out (SYMRAIL_ERR_TRUNCATED: too small). */
+symrail_status_t symrail_endpoint_export(void *buf, size_t *len_p);
+/* Connects to the process that exported `buf`; its number in *peer_p.
+ * Connecting again to a process that is still connected gives its number. */
+symrail_status_t symrail_endpoint_connect(const void *buf, size_t len, int *peer_p);
+/* The next process that connected to this one, as *peer_p, waiting up to
+ * timeout_ms (-1: forever; 0: SYMRAIL_ERR_AGAIN at once when none has).
+ * Until then, messages from it arrive (their src_pe is its number), but
+ * nothing can be sent to it. */
+symrail_status_t symrail_endpoint_accept(int timeout_ms, int *peer_p);
+/* Closes the connection to a connected peer: what follows to it fails with
+ * SYMRAIL_ERR_PEER_GONE, at both ends; its descriptors are refused
+ * (SYMRAIL_ERR_STALE).  Connect again for a new number. */
+symrail_status_t symrail_endpoint_disconnect(int peer);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -288,11 +288,16 @@ static symrail_status_t sr_api_notify(const char *fn, int pe, uint32_t tag, cons
                                       size_t len, int blocking)
 {
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_pe_ok(fn, pe))
+    if (!sr_api_peer_ok(fn, pe))
         return SYMRAIL_ERR_INVALID;
     if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || (len && payload == NULL)) {
         sr_error("%s: len %zu is over SYMRAIL_NOTIFY_MAX_PAYLOAD (%d) or payload is NULL", fn,
                  len, SYMRAIL_NOTIFY_MAX_PAYLOAD);
+        return SYMRAIL_ERR_INVALID;
+    }
+    if (tag >= SYMRAIL_NOTIFY_TAG_RESERVED) {
+        sr_error("%s: tag %#x is reserved for the library (tags from "
+                 "SYMRAIL_NOTIFY_TAG_RESERVED = %#x up)", fn, tag, SYMRAIL_NOTIFY_TAG_RESERVED);
         return SYMRAIL_ERR_INVALID;
     }
     return sr_notify_send(pe, tag, payload, len, blocking);
@@ -308,24 +313,41 @@ symrail_status_t symrail_notify_trysend(int pe, uint32_t tag, const void *payloa
     return sr_api_notify("symrail_notify_trysend", pe, tag, payload, len, 0);
 }
 
-symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p)
+/* The receive calls: any user tag (any 1) or `tag`, which must be a user tag. */
+static symrail_status_t sr_api_notify_recv(const char *fn, int any, uint32_t tag,
+                                           int timeout_ms, int blocking, symrail_notify_t *msg_p)
 {
-    SR_API_UP("symrail_notify_poll", SYMRAIL_ERR_INVALID);
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
     if (msg_p == NULL) {
-        sr_error("symrail_notify_poll: msg_p is NULL");
+        sr_error("%s: msg_p is NULL", fn);
         return SYMRAIL_ERR_INVALID;
     }
-    return sr_notify_recv(0, 0, msg_p);
+    if (!any && tag >= SYMRAIL_NOTIFY_TAG_RESERVED) {
+        sr_error("%s: tag %#x is reserved for the library (tags from "
+                 "SYMRAIL_NOTIFY_TAG_RESERVED = %#x up)", fn, tag, SYMRAIL_NOTIFY_TAG_RESERVED);
+        return SYMRAIL_ERR_INVALID;
+    }
+    return sr_notify_recv(any, tag, timeout_ms, blocking, msg_p);
+}
+
+symrail_status_t symrail_notify_poll(symrail_notify_t *msg_p)
+{
+    return sr_api_notify_recv("symrail_notify_poll", 1, 0, 0, 0, msg_p);
 }
 
 symrail_status_t symrail_notify_wait(int timeout_ms, symrail_notify_t *msg_p)
 {
-    SR_API_UP("symrail_notify_wait", SYMRAIL_ERR_INVALID);
-    if (msg_p == NULL) {
-        sr_error("symrail_notify_wait: msg_p is NULL");
-        return SYMRAIL_ERR_INVALID;
-    }
-    return sr_notify_recv(timeout_ms, 1, msg_p);
+    return sr_api_notify_recv("symrail_notify_wait", 1, 0, timeout_ms, 1, msg_p);
+}
+
+symrail_status_t symrail_notify_poll_tag(uint32_t tag, symrail_notify_t *msg_p)
+{
+    return sr_api_notify_recv("symrail_notify_poll_tag", 0, tag, 0, 0, msg_p);
+}
+
+symrail_status_t symrail_notify_wait_tag(uint32_t tag, int timeout_ms, symrail_notify_t *msg_p)
+{
+    return sr_api_notify_recv("symrail_notify_wait_tag", 0, tag, timeout_ms, 1, msg_p);
 }
 
 /* ---- counters ------------------------------------------------------------------------- */

@@ -36,6 +36,16 @@ static inline __attribute__((always_inline)) int sr_api_pe_ok(const char *fn, in
     return 0;
 }
 
+/* A PE of the job, or a connected peer (core/endpoint.h) that has its
+ * endpoint: for notifications, segments and batches. */
+__attribute__((cold)) int sr_api_peer_ok_slow(const char *fn, int pe);
+static inline int sr_api_peer_ok(const char *fn, int pe)
+{
+    if (sr_likely(pe >= 0 && pe < sr_rt.n_pes))
+        return 1;
+    return sr_api_peer_ok_slow(fn, pe);
+}
+
 /* [addr, addr+len) lies in the user part of the symmetric heap: the first
  * test of the data paths, which take anything else out of line (a call
  * that the fast path returns through would make it save registers). */

@@ -224,7 +224,7 @@ symrail_status_t symrail_batch_submit_notify(symrail_batch_t batch, int pe, uint
 {
     static const char fn[] = "symrail_batch_submit_notify";
     SR_API_UP(fn, SYMRAIL_ERR_INVALID);
-    if (!sr_api_pe_ok(fn, pe))
+    if (!sr_api_peer_ok(fn, pe))
         return SYMRAIL_ERR_INVALID;
     if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || (payload == NULL && len != 0) ||
         tag >= SYMRAIL_NOTIFY_TAG_RESERVED) {

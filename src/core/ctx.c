@@ -30,7 +30,7 @@ struct symrail_ctx symrail_ctx_default;
 
 static symrail_status_t sr_ctx_setup(sr_ctx_t *ctx, long options)
 {
-    int n = sr_rt.n_pes;
+    int n = sr_rt.n_max;  /* connected peers too */
     memset(ctx, 0, sizeof(*ctx));
     ctx->peers = calloc((size_t)n, sizeof(*ctx->peers));
     ctx->touched = calloc((size_t)n, sizeof(*ctx->touched));

@@ -3,6 +3,7 @@
 #include "core/region.h"
 #include "core/batch.h"
 #include "core/team.h"
+#include "core/endpoint.h"
 #include "util/log.h"
 #include "util/strlist.h"
 #include "util/sys.h"
@@ -46,16 +47,50 @@ static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
     return NULL;
 }
 
-/* [n_pes]: PEs on this node, as the launcher says or as SYMRAIL_TEST_NODE_SIZE
- * pretends. */
-static uint8_t *sr_is_local;
+/* [n_max]: PEs on this node, as the launcher says or as SYMRAIL_TEST_NODE_SIZE
+ * pretends, and connected peers on this host (endpoint.c). */
+uint8_t *sr_is_local;
 
-static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
+const sr_tl_ops_t *sr_tl_by_name(const char *name)
 {
+    return sr_tl_find(name, strlen(name));
+}
+
+symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers)
+{
+    const sr_boot_info_t *bi = sr_boot_info(sr_rt.boot);
     const char *list = sr_rt.env.transports;
     sr_tl_mem_t heap = { sr_rt.heap_base, sr_rt.heap_size, sr_rt.heap_name, 0 };
     sr_tl_mem_t data = { sr_rt.data_base, sr_rt.data_len, sr_rt.data_name, 0 };
+    if (sr_rt.ntls >= SR_MAX_TLS)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls];
+    int shm = sr_list_has(list, "shm");
+    sr_tl_params_t params = {
+        .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
+        .is_local = sr_is_local, .env = &sr_rt.env, .thread_multiple = sr_rt.mt,
+        .serve_local = !shm, .amo_local = shm,
+        .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
+        .cb_arg = slot,  /* lane reports say which transport they come from */
+        .peers_max = sr_rt.n_max - sr_rt.n_pes, .peer_secret = sr_endpoint_secret(),
+        .for_peers = for_peers,
+    };
+    symrail_status_t st = ops->init(&params, &slot->tl);
+    if (st != SYMRAIL_OK)
+        return st;
+    slot->ops = ops;
+    ops->attr(slot->tl, &slot->attr);
+    st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
+    if (st == SYMRAIL_OK && sr_rt.data_len)
+        st = ops->mem_reg(slot->tl, SR_DATA_REGION, &data);
+    /* Counted only now: progress in other threads reads the slots up to ntls. */
+    __atomic_store_n(&sr_rt.ntls, sr_rt.ntls + 1, __ATOMIC_RELEASE);
+    return st;
+}
 
+static symrail_status_t sr_tls_open(void)
+{
+    const char *list = sr_rt.env.transports;
     const char *pos = list, *p;
     size_t len;
     while (sr_list_next(&pos, &p, &len)) {
@@ -64,30 +99,11 @@ static symrail_status_t sr_tls_open(const sr_boot_info_t *bi)
         if (ops == NULL) {
             sr_info("transport '%.*s' is not compiled into this build", (int)len, p);
         } else if (sr_rt.ntls < SR_MAX_TLS) {
-            sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls];
-            int shm = sr_list_has(list, "shm");
-            sr_tl_params_t params = {
-                .my_pe = bi->rank, .n_pes = bi->size, .job = bi->job,
-                .is_local = sr_is_local, .env = &sr_rt.env, .thread_multiple = sr_rt.mt,
-                .serve_local = !shm, .amo_local = shm,
-                .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
-                .cb_arg = slot,  /* lane reports say which transport they come from */
-            };
-            symrail_status_t st = ops->init(&params, &slot->tl);
-            if (st == SYMRAIL_ERR_UNSUPPORTED) {
+            symrail_status_t st = sr_tl_open(ops, 0);
+            if (st == SYMRAIL_ERR_UNSUPPORTED)
                 sr_info("transport %s cannot run here; skipped", ops->name);
-            } else if (st != SYMRAIL_OK) {
+            else if (st != SYMRAIL_OK)
                 return st;
-            } else {
-                slot->ops = ops;
-                ops->attr(slot->tl, &slot->attr);
-                sr_rt.ntls++;
-                st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
-                if (st == SYMRAIL_OK && sr_rt.data_len)
-                    st = ops->mem_reg(slot->tl, SR_DATA_REGION, &data);
-                if (st != SYMRAIL_OK)
-                    return st;
-            }
         }
     }
     if (sr_rt.ntls == 0) {
@@ -206,26 +222,14 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
             goto err_blob;
         if (!found || !slot->ops->reachable(slot->tl, pe, addr, alen))
             continue;
-        sr_peer_t *peer = &sr_rt.peers[pe];
-        symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, alen, &peer->ep);
+        sr_tl_ep_t *ep;
+        symrail_status_t st = slot->ops->connect(slot->tl, pe, addr, alen, &ep);
         if (st != SYMRAIL_OK) {
             sr_error("connecting to PE %d over %s failed: %s", pe, slot->ops->name,
                      symrail_strerror(st));
             return st;
         }
-        peer->ops = slot->ops;
-        peer->slice = slot->attr.max_slice < sr_rt.env.slice_size
-                          ? slot->attr.max_slice : (size_t)sr_rt.env.slice_size;
-        if (slot->attr.max_slice == SIZE_MAX)
-            peer->slice = SIZE_MAX;  /* copies need no slicing */
-        peer->base = slot->ops->ptr(peer->ep, SR_HEAP_REGION, 0);
-        peer->data_base = sr_rt.data_on ? slot->ops->ptr(peer->ep, SR_DATA_REGION, 0) : NULL;
-        peer->ordered = slot->attr.ordered_lanes;
-        peer->local_comp = (uint8_t)slot->attr.local_completion;
-        peer->immediate = (uint8_t)slot->attr.immediate;
-        peer->amo_direct = peer->immediate;
-        sr_peer_lanes_refresh(pe);
-        sr_debug("PE %d reached over %s", pe, slot->ops->name);
+        sr_peer_setup(pe, slot, ep);
         return slot->attr.nic_atomics ? SYMRAIL_OK : sr_peer_connect_amo(pe, blob, len, hdr.ntls);
     }
     sr_error("no transport in SYMRAIL_TRANSPORTS='%s' reaches PE %d (pid %d)",
@@ -235,6 +239,26 @@ static symrail_status_t sr_peer_connect(int pe, const char *blob, size_t len)
 err_blob:
     sr_error("the connection data of PE %d is malformed (mixed symrail versions?)", pe);
     return SYMRAIL_ERR_BOOT;
+}
+
+void sr_peer_setup(int pe, const sr_tl_slot_t *slot, sr_tl_ep_t *ep)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    peer->ops = slot->ops;
+    peer->slice = slot->attr.max_slice < sr_rt.env.slice_size
+                      ? slot->attr.max_slice : (size_t)sr_rt.env.slice_size;
+    if (slot->attr.max_slice == SIZE_MAX)
+        peer->slice = SIZE_MAX;  /* copies need no slicing */
+    peer->base = slot->ops->ptr(ep, SR_HEAP_REGION, 0);
+    peer->data_base = sr_rt.data_on ? slot->ops->ptr(ep, SR_DATA_REGION, 0) : NULL;
+    peer->ordered = slot->attr.ordered_lanes;
+    peer->local_comp = (uint8_t)slot->attr.local_completion;
+    peer->immediate = (uint8_t)slot->attr.immediate;
+    peer->amo_direct = peer->immediate;
+    /* Last: a connected peer is usable once its endpoint is there. */
+    __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
+    sr_peer_lanes_refresh(pe);
+    sr_debug("PE %d reached over %s", pe, slot->ops->name);
 }
 
 /* Symmetric offsets are only symmetric if every heap has the same size: a
@@ -350,6 +374,7 @@ static void sr_teardown(void)
         if (sr_rt.peers[pe].amo_cand)
             sr_rt.peers[pe].amo_cand_ops->disconnect(sr_rt.peers[pe].amo_cand);
     }
+    sr_endpoint_fini();
     free(sr_rt.peers);
     free(sr_rt.pids);
     free(sr_is_local);
@@ -421,11 +446,16 @@ symrail_status_t sr_core_init(int thread_level)
     sr_rt.oversubscribed = sr_oversubscribed(bi);
     sr_rt.live_last = sr_time_ns();  /* a first look long after this is a gap */
 
-    sr_rt.peers = calloc((size_t)bi->size, sizeof(*sr_rt.peers));
-    sr_rt.pids = calloc((size_t)bi->size, sizeof(*sr_rt.pids));
-    sr_is_local = calloc((size_t)bi->size, 1);
+    /* Room for connected peers from the start: nothing moves while other
+     * threads read these. */
+    sr_rt.n_max = bi->size + (int)sr_rt.env.connect_max;
+    sr_rt.peers = calloc((size_t)sr_rt.n_max, sizeof(*sr_rt.peers));
+    sr_rt.pids = calloc((size_t)sr_rt.n_max, sizeof(*sr_rt.pids));
+    sr_is_local = calloc((size_t)sr_rt.n_max, 1);
     if (sr_rt.peers == NULL || sr_rt.pids == NULL || sr_is_local == NULL ||
-        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK) {
+        sr_endpoint_init() != SYMRAIL_OK ||
+        sr_ctx_new_default() != SYMRAIL_OK || sr_ctx_new(0, &sr_rt.cctx) != SYMRAIL_OK ||
+        sr_notify_init(sr_rt.n_max) != SYMRAIL_OK) {
         st = SYMRAIL_ERR_NOMEM;
         goto err_teardown;
     }
@@ -445,7 +475,7 @@ symrail_status_t sr_core_init(int thread_level)
     st = sr_data_init();
     if (st != SYMRAIL_OK)
         goto err_teardown;
-    st = sr_tls_open(bi);
+    st = sr_tls_open();
     if (st != SYMRAIL_OK)
         goto err_teardown;
     st = sr_wireup();

@@ -30,6 +30,8 @@ int sr_progress(sr_ctx_t *ctx)
         for (int i = 0; i < sr_rt.ntls; i++)
             n += sr_rt.tls[i].ops->progress(sr_rt.tls[i].tl);
         sr_ctx_cur = NULL;
+        if (sr_unlikely(__atomic_load_n(&sr_notify_work, __ATOMIC_RELAXED)))
+            sr_notify_progress();
         if (ctx == NULL)
             return n;
         if (__atomic_load_n(&ctx->inbox, __ATOMIC_RELAXED) != NULL)
@@ -37,6 +39,8 @@ int sr_progress(sr_ctx_t *ctx)
     } else {
         for (int i = 0; i < sr_rt.ntls; i++)
             n += sr_rt.tls[i].ops->progress(sr_rt.tls[i].tl);
+        if (sr_unlikely(__atomic_load_n(&sr_notify_work, __ATOMIC_RELAXED)))
+            sr_notify_progress();
         if (ctx == NULL)
             ctx = sr_rt.dctx;  /* the retries of the others wait for their next call */
     }

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "core/region.h"
 #include "core/rt.h"
+#include "core/endpoint.h"
 #include "util/log.h"
 
 #include <pthread.h>
@@ -53,14 +54,6 @@ static void sr_region_unmap(sr_region_t *reg)
     sr_shm_unmap(reg->addr, reg->len);
 }
 
-static uint64_t sr_job_hash(void)
-{
-    const char *job = sr_boot_info(sr_rt.boot)->job;
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *job; job++)
-        h = (h ^ (unsigned char)*job) * UINT64_C(1099511628211);
-    return h;
-}
 
 static symrail_status_t sr_reg_grow(void)
 {
@@ -334,12 +327,16 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
         hdr.total < sizeof(hdr))
         goto err_desc;
     if (hdr.job != sr_job_hash()) {
-        sr_error("symrail_seg_import: the descriptor is of a segment of another job");
-        return SYMRAIL_ERR_INVALID;
-    }
-    if (hdr.pe < 0 || hdr.pe >= sr_rt.n_pes)
+        /* A connected peer's: under the number it has here. */
+        int owner;
+        symrail_status_t fst = sr_endpoint_find("symrail_seg_import", hdr.job, hdr.pe, hdr.pid,
+                                                &owner);
+        if (fst != SYMRAIL_OK)
+            return fst;
+        hdr.pe = owner;
+    } else if (hdr.pe < 0 || hdr.pe >= sr_rt.n_pes) {
         goto err_desc;
-    if (hdr.pid != sr_rt.pids[hdr.pe]) {
+    } else if (hdr.pid != sr_rt.pids[hdr.pe]) {
         sr_error("symrail_seg_import: the descriptor is of an earlier process of PE %d", hdr.pe);
         return SYMRAIL_ERR_STALE;
     }
@@ -380,7 +377,9 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
     }
     if (!found || klen == 0) {
         sr_error("symrail_seg_import: PE %d is reached over %s, which its descriptor has no "
-                 "key of", hdr.pe, peer->ops->name);
+                 "key of%s", hdr.pe, peer->ops->name,
+                 hdr.pe >= sr_rt.n_pes ? " (a connected peer's descriptor exported before its "
+                                         "TCP started? export it after the endpoint)" : "");
         st = SYMRAIL_ERR_UNSUPPORTED;
         goto out;
     }
@@ -431,6 +430,25 @@ struct symrail_rseg *sr_rseg_of(const char *fn, symrail_rseg_t rseg)
         return NULL;
     }
     return rseg;
+}
+
+void sr_regions_tl_added(int tl)
+{
+    pthread_mutex_lock(&sr_reg_lock);
+    for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs; id++) {
+        sr_region_t *r = sr_regs[id];
+        if (r == NULL)
+            continue;
+        sr_tl_mem_t mem = { r->addr, r->len, r->shm_name[0] ? r->shm_name : NULL,
+                            r->handle.generation };
+        symrail_status_t st = sr_rt.tls[tl].ops->mem_reg(sr_rt.tls[tl].tl, id, &mem);
+        if (st == SYMRAIL_OK)
+            r->tls |= 1u << tl;
+        else if (st != SYMRAIL_ERR_UNSUPPORTED)
+            sr_warn("segment %u: registering it with %s failed (%s): peers it reaches cannot "
+                    "import it", id, sr_rt.tls[tl].ops->name, symrail_strerror(st));
+    }
+    pthread_mutex_unlock(&sr_reg_lock);
 }
 
 void sr_regions_fini(void)

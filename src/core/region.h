@@ -67,5 +67,8 @@ struct symrail_rseg *sr_rseg_of(const char *fn, symrail_rseg_t rseg);
 /* A local region busy/idle around a batch's use of it (local side). */
 sr_region_t *sr_region_containing(const void *addr, size_t len);
 void sr_regions_fini(void);
+/* Transport `tl` started after init (connected jobs): every live segment
+ * onto it too. */
+void sr_regions_tl_added(int tl);
 
 #endif

@@ -54,7 +54,7 @@ void sr_peer_lanes_refresh(int pe)
 void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t generation)
 {
     const sr_tl_slot_t *slot = arg;
-    if (pe < 0 || pe >= sr_rt.n_pes || lane < 0 || lane >= SR_TL_MAX_LANES)
+    if (pe < 0 || pe >= sr_rt.n_max || lane < 0 || lane >= SR_TL_MAX_LANES)
         return;
     sr_peer_t *peer = &sr_rt.peers[pe];
     sr_lanes_t *lanes = &peer->lanes;

@@ -10,6 +10,7 @@
 #include "boot/boot.h"
 #include "core/heap_alloc.h"
 #include "core/lanes.h"
+#include "core/notify.h"
 #include "tl/tl.h"
 #include "util/env.h"
 #include "util/msgq.h"
@@ -197,6 +198,7 @@ typedef struct {
     sr_state_t         state;
     int                my_pe;
     int                n_pes;
+    int                n_max;     /* n_pes + SYMRAIL_CONNECT_MAX: room in the per-PE arrays */
     sr_env_t           env;
     sr_boot_t         *boot;
     sr_tl_slot_t       tls[SR_MAX_TLS];
@@ -228,7 +230,6 @@ typedef struct {
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
-    sr_msgq_t          notifyq;   /* received, not yet consumed */
     uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */
 
     /* Threads and contexts. */
@@ -244,7 +245,7 @@ typedef struct {
     pthread_mutex_t    ctx_lock;      /* the context list */
     pthread_mutex_t    lane_lock;     /* lane reports from several threads */
     pthread_mutex_t    live_lock;     /* one liveness check at a time */
-    pthread_mutex_t    notify_lock;   /* notifyq */
+    pthread_mutex_t    notify_lock;   /* messages received, not yet consumed (notify_rx.c) */
     pthread_mutex_t    heap_lock;     /* heap calls from several threads */
 } sr_rt_t;
 
@@ -382,11 +383,6 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns);
 int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p);
 void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 
-/* notify.c: a notification with a status; blocking 0 never waits (from
- * progress: SYMRAIL_ERR_AGAIN, try again later). */
-symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t status,
-                                    const void *payload, size_t len, int blocking);
-
 /* rma.c */
 /* Through a transport that may keep work in flight: slices, lanes, requests. */
 symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
@@ -518,13 +514,6 @@ static inline int sr_cmp(uint64_t a, symrail_cmp_t cmp, uint64_t b)
     }
     return 0;
 }
-
-/* notify.c */
-void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload, size_t len);
-symrail_status_t sr_notify_send(int pe, uint32_t tag, const void *payload, size_t len,
-                                int blocking);
-symrail_status_t sr_notify_recv(int timeout_ms, int blocking, symrail_notify_t *msg_p);
-void sr_notify_fini(void);
 
 /* heap.c */
 symrail_status_t sr_heap_init(void);

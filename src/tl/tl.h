@@ -87,6 +87,10 @@ typedef enum {
  * stalls its senders instead of growing a queue. */
 typedef void (*sr_tl_notify_cb_t)(void *arg, int src_pe, uint32_t tag, const void *payload,
                                   size_t len);
+/* Largest payload of one transport message: every transport carries this
+ * much, and the core sends a larger notification as several messages, one
+ * after another to the same peer (receive buffers per peer stay small). */
+#define SR_TL_NOTIFY_MAX 256
 /* Called by a transport's progress when lane `lane` to `pe` goes down
  * (weight 0) or comes back (its weight).  `generation` grows with every
  * change of that lane, so the core can ignore a report older than one it
@@ -111,7 +115,35 @@ typedef struct {
     sr_tl_notify_cb_t notify_cb;
     sr_tl_lane_cb_t   lane_cb;
     void             *cb_arg;
+    /* Connected peers (processes of other jobs, see "Connected peers"):
+     * PE numbers n_pes .. n_pes + peers_max - 1, which is_local has room
+     * for; peer_secret (SR_TL_PEER_SECRET_LEN bytes) is what a process must
+     * know to connect to this one; for_peers: started for connected peers
+     * only, so the transport runs even where no PE of the job needs it. */
+    int               peers_max;
+    const uint8_t    *peer_secret;
+    int               for_peers;
 } sr_tl_params_t;
+
+/*
+ * Connected peers.  connect() with pe >= n_pes reaches a process of another
+ * job: addr is an sr_tl_peer_addr_t followed by that process's addr_pack
+ * blob.  The secret is the exporter's peer_secret and conn_id names the
+ * pair at both ends: the exporter's transport takes the first connection
+ * that proves to know the secret (for a conn_id it has not seen) as a new
+ * peer, numbered from n_pes up by the transport, and reports it through
+ * notify_cb like any peer; its core then connects back with that number and
+ * the same conn_id, which the connector's transport recognises as the peer
+ * it connected to.  A number is used once per process (never again after
+ * disconnect).  connect returns SYMRAIL_ERR_AGAIN when the transport holds
+ * number `pe` for another peer already (the core takes the next).
+ */
+#define SR_TL_PEER_SECRET_LEN 32
+typedef struct {
+    uint8_t  secret[SR_TL_PEER_SECRET_LEN];
+    uint32_t conn_id;
+    uint32_t pe;       /* the peer's number in its own job */
+} sr_tl_peer_addr_t;
 
 /*
  * Regions.  Region ids name this PE's memory that peers may access:

@@ -27,6 +27,8 @@ SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
        "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
 SR_ENV(shm_seg_slots, SYMRAIL_SHM_SEG_SLOTS, UINT,  "65536", "16..16777216",
        "Segment ids a PE may register for shared-memory peers: slots of its generation table (8 bytes each, backed on first touch)")
+SR_ENV(connect_max,   SYMRAIL_CONNECT_MAX,   UINT,   "64", "0..4096",
+       "Processes of other jobs this process may connect to or accept over its life (symrail_endpoint_connect/accept; 0: none)")
 SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
 SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",

@@ -129,8 +129,14 @@ static void handshake(const uint8_t *data, size_t size)
     data += 8;
     size -= 8;
     if (sr_tcp_hello_decode(data, me, n, &h) == NULL) {
-        fz_assert(h.src_pe < n && h.dst_pe == me && h.src_pe != me && h.n_pes == n &&
-                      h.lane < SR_TCP_MAX_LANES, "hello accepted out of range");
+        if (h.flags & SR_TCP_HELLO_PEER)
+            fz_assert(h.flags == SR_TCP_HELLO_PEER && h.src_pe != 0 && h.n_pes == 0 &&
+                          h.dst_pe == me && h.lane < SR_TCP_MAX_LANES,
+                      "connected peer's hello accepted out of range");
+        else
+            fz_assert(h.flags == 0 && h.src_pe < n && h.dst_pe == me && h.src_pe != me &&
+                          h.n_pes == n && h.lane < SR_TCP_MAX_LANES,
+                      "hello accepted out of range");
         sr_tcp_hello_encode(&h, hello);
         fz_assert(memcmp(hello, data, SR_TCP_HELLO_LEN) == 0, "hello does not round-trip");
     }

@@ -11,8 +11,7 @@
  * Exit 77 where no RDMA device is present.
  */
 #include "config.h"
-#include "tl/tl.h"
-#include "util/env.h"
+#include "tl_self.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -25,7 +24,6 @@
 #define COUNTER   0                /* offset of the shared counter */
 #define DATA_OFF  4096
 
-extern const sr_tl_ops_t sr_tl_verbs_ops;
 static const sr_tl_ops_t *ops = &sr_tl_verbs_ops;
 
 static sr_tl_ctx_t *ctx;
@@ -195,36 +193,16 @@ int main(int argc, char **argv)
         return 2;
     }
     sr_env_t env;
-    if (sr_env_load(getenv, &env) != SYMRAIL_OK)
-        return 1;
-    uint8_t is_local = 1;
-    sr_tl_params_t params = { .my_pe = 0, .n_pes = 1, .job = "t_verbs_threads",
-                              .is_local = &is_local, .env = &env, .serve_local = 1,
-                              .thread_multiple = mt, .notify_cb = notify_cb };
-    symrail_status_t st = ops->init(&params, &ctx);
-    if (st == SYMRAIL_ERR_UNSUPPORTED) {
-        printf("SKIP: no RDMA device here\n");
-        return 77;
-    }
-    if (st != SYMRAIL_OK) {
-        fprintf(stderr, "FAIL: verbs init: %d\n", (int)st);
-        return 1;
-    }
+    int rc = tl_self_init("t_verbs_threads", mt, notify_cb, &env, &ctx);
+    if (rc != 0)
+        return rc;
     heap_len = DATA_OFF + (size_t)nthreads * AREA;
     if (posix_memalign((void **)&heap, 4096, heap_len) != 0)
         return 1;
     memset(heap, 0, heap_len);
-    sr_tl_mem_t mem = { .addr = heap, .len = heap_len, .shm_name = NULL };
-    size_t alen = 0;
-    if (ops->mem_reg(ctx, 0, &mem) != SYMRAIL_OK || ops->addr_pack(ctx, NULL, &alen) != SYMRAIL_OK)
+    void *addr = tl_self_connect(ctx, heap, heap_len, &ep);
+    if (addr == NULL)
         return 1;
-    void *addr = malloc(alen);
-    if (ops->addr_pack(ctx, addr, &alen) != SYMRAIL_OK || !ops->reachable(ctx, 0, addr, alen) ||
-        ops->connect(ctx, 0, addr, alen, &ep) != SYMRAIL_OK) {
-        fprintf(stderr, "FAIL: cannot connect to ourselves\n");
-        return 1;
-    }
-    ops->wireup_done(ctx);
     uint32_t w[SR_TL_MAX_LANES];
     nlanes = ops->ep_lanes(ep, w, SR_TL_MAX_LANES);
     for (int l = 0; l < nlanes; l++)

@@ -31,6 +31,24 @@ run_case "notify sender stalls with SYMRAIL_IB_NOTIFY_DEPTH=8" 0 '^ok: notify se
 run_case "notify to a receiver that never consumes times out" 0 \
     '^ok: notify to a receiver that does not consume times out after 2 slots' \
     env SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" --timeout 400 -n 2 "$T/t_notify" stuck
+# 4096-byte notifications travel as 256-byte messages: the receive buffers
+# per peer stay small.
+for n in 2 3; do
+    run_case "notify sizes, tags, status, reserved tags (-n $n)" 0 \
+        '^ok: notify: a handler of a reserved tag answers' \
+        "$SYMRUN" --timeout 400 -n $n "$T/t_notify_tag"
+    run_case "notify 4096-byte messages with 2 slots and SYMRAIL_IB_NOTIFY_DEPTH=8 (-n $n)" 0 \
+        '^ok: notify: .* verified byte for byte' env SYMRAIL_NOTIFY_SLOTS=2 \
+        SYMRAIL_IB_NOTIFY_DEPTH=8 "$SYMRUN" --timeout 400 -n $n "$T/t_notify_tag" sizes
+done
+run_case "senders to a receiver that does not consume stall (-n 3)" 0 \
+    '^ok: PE 0 held [0-9]+ messages \(at most 4 slots' \
+    env SYMRAIL_NOTIFY_SLOTS=4 "$SYMRUN" --timeout 400 -n 3 "$T/t_notify_tag" many
+run_case "notify trysend: OK sends the rest later, AGAIN sends nothing" 0 '^ok: notify: trysend' \
+    env SYMRAIL_NOTIFY_SLOTS=2 "$SYMRUN" --timeout 400 -n 2 "$T/t_notify_tag" trysend
+run_case "notify wait_tag on a sender that left ends in an error" 0 \
+    'ok: wait_tag on a departed sender fails with' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_notify_tag" peergone
 run_case "SYMRAIL_NOTIFY_SLOTS=0 is refused" nonzero "SYMRAIL_NOTIFY_SLOTS='0' is out of range" \
     env SYMRAIL_NOTIFY_SLOTS=0 "$SYMRUN" --timeout 400 -n 1 "$T/t_heap"
 run_case "atomics under contention" 0 '^ok: compare_swap lock' "$SYMRUN" --timeout 400 -n 3 "$T/t_atomic"
@@ -86,6 +104,21 @@ run_case "verbs: ctx_destroy completes; 10000 contexts leak nothing" 0 \
 run_case "verbs: quiet on one context does not wait for another's" 0 \
     '^ok: quiet on context A returned' env SYMRAIL_IB_DEVICES=rxe0 SYMRAIL_IB_QPS_PER_PEER=2 \
     SYMRAIL_TEST_HOLD_LANE=1:2000 "$SYMRUN" --timeout 400 -n 2 "$T/t_threads" isolation
+# Segments: registered at any time, keys unpacked on endpoints, a withdrawn
+# rkey refused (SYMRAIL_ERR_STALE) and the lanes it broke repaired.
+for mt in 0 1; do
+    run_case "verbs segments through the ops table, thread_multiple $mt" 0 \
+        '^ok: verbs segments: traffic through the new key' \
+        timeout 400 "$top_builddir/tests/rxe/t_verbs_seg" $mt
+done
+# One rail and one QP: the lane the stale accesses break is the only one.
+run_case "a peer's malloc'd segment over one rail, one lane; stale after deregistering" 0 \
+    '^ok: rseg: a peer' env SYMRAIL_IB_DEVICES=rxe0 SYMRAIL_IB_QPS_PER_PEER=1 \
+    SYMRAIL_SLICE_SIZE=16K T_EXPECT_RAILS=1 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
+run_case "a peer's malloc'd segment over two rails; stale after deregistering" 0 \
+    '^ok: rseg: a peer' env SYMRAIL_SLICE_SIZE=16K T_EXPECT_RAILS=2 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \

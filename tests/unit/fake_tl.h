@@ -214,6 +214,7 @@ static int setup(void **state)
     sr_rt.env.spin_count = 10;
     sr_rt.env.op_timeout = 2000;
     sr_rt.n_pes = 1;
+    sr_rt.n_max = 1;  /* no connected peers */
     sr_rt.sleeper = -1;
     sr_rt.hold_lane = -1;
     sr_rt.peers = calloc(1, sizeof(*sr_rt.peers));

@@ -309,6 +309,29 @@ static void test_handshake(void **state)
     hello[4] = SR_TCP_VERSION + 1;
     assert_non_null(sr_tcp_hello_decode(hello, 1, 4, &g));     /* another version */
 
+    /* A connected peer's: a connection id, no job size, still for my PE. */
+    sr_tcp_hello_t p = { .src_pe = 0xdeadbeef, .dst_pe = 1, .lane = 1, .n_pes = 0,
+                         .flags = SR_TCP_HELLO_PEER };
+    sr_tcp_hello_encode(&p, hello);
+    assert_null(sr_tcp_hello_decode(hello, 1, 4, &g));
+    assert_true(g.flags == SR_TCP_HELLO_PEER && g.src_pe == 0xdeadbeef && g.n_pes == 0);
+    assert_non_null(sr_tcp_hello_decode(hello, 2, 4, &g));     /* for another PE */
+    p.n_pes = 4;
+    sr_tcp_hello_encode(&p, hello);
+    assert_non_null(sr_tcp_hello_decode(hello, 1, 4, &g));     /* with a job size */
+    p.n_pes = 0;
+    p.src_pe = 0;
+    sr_tcp_hello_encode(&p, hello);
+    assert_non_null(sr_tcp_hello_decode(hello, 1, 4, &g));     /* without an id */
+    p.src_pe = 7;
+    p.flags = 2;
+    sr_tcp_hello_encode(&p, hello);
+    assert_non_null(sr_tcp_hello_decode(hello, 1, 4, &g));     /* unknown flags */
+    p.flags = SR_TCP_HELLO_PEER;
+    p.lane = SR_TCP_MAX_LANES;
+    sr_tcp_hello_encode(&p, hello);
+    assert_non_null(sr_tcp_hello_decode(hello, 1, 4, &g));     /* lane out of range */
+
     /* Keys differ with the job and the secret; MACs with the direction. */
     sr_tcp_job_key("job1", "secret", "s", 1, key);
     sr_tcp_job_key("job2", "secret", "s", 1, key2);

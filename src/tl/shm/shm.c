@@ -285,7 +285,7 @@ static symrail_status_t sr_shm_notify_one(sr_tl_ep_t *ep, uint32_t tag, const vo
     uint32_t nslots = ep->hdr->nslots;
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 
-    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+    if (len > SR_TL_NOTIFY_MAX)
         return SYMRAIL_ERR_INVALID;
     if (ep->tail - head >= nslots)
         return SYMRAIL_ERR_AGAIN;
@@ -330,8 +330,7 @@ static int sr_shm_progress(sr_tl_ctx_t *ctx)
         uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
         for (; next != tail; next++, count++) {
             const sr_shm_slot_t *slot = &ring->slots[next % nslots];
-            uint32_t len = slot->len > SYMRAIL_NOTIFY_MAX_PAYLOAD ? SYMRAIL_NOTIFY_MAX_PAYLOAD
-                                                                   : slot->len;
+            uint32_t len = slot->len > SR_TL_NOTIFY_MAX ? SR_TL_NOTIFY_MAX : slot->len;
             __atomic_store_n(&ctx->delivered[src], next + 1, __ATOMIC_RELAXED);
             ctx->params.notify_cb(ctx->params.cb_arg, src, slot->tag, slot->payload, len);
         }

@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     uint32_t tag;
     uint32_t len;
-    unsigned char payload[SYMRAIL_NOTIFY_MAX_PAYLOAD];
+    unsigned char payload[SR_TL_NOTIFY_MAX];
 } sr_shm_slot_t;
 
 typedef struct {

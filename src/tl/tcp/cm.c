@@ -48,8 +48,8 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
     unsigned uid = (unsigned)getuid();
     snprintf(material, sizeof(material), "uid %u; %s", uid, val ? val : "");
     st = sr_tcp_key_status(sr_tcp_job_key(job, "derived", material, strlen(material), ctx->key));
-    if (st != SYMRAIL_OK)
-        return st;
+    if (st != SYMRAIL_OK || ctx->params.for_peers)
+        return st;  /* only connected peers, with keys of their own, come */
     if (val)
         sr_warn("tcp: SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key "
                 "derived from job %s and the launcher's job key (%s); a process that can read "
@@ -189,6 +189,14 @@ static symrail_status_t sr_tcp_dial(sr_tl_ctx_t *ctx, int pe, int lane, const sr
 
     sr_tcp_hello_t h = { .src_pe = (uint32_t)ctx->params.my_pe, .dst_pe = (uint32_t)pe,
                          .lane = (uint32_t)lane, .n_pes = (uint32_t)ctx->params.n_pes };
+    const uint8_t *key = sr_tcp_peer_key(ctx, pe);
+    if (pe >= ctx->params.n_pes) {
+        /* A connected peer: we are a PE of its job no more than it is of ours. */
+        h.flags = SR_TCP_HELLO_PEER;
+        h.src_pe = ctx->cpeers[pe - ctx->params.n_pes].conn_id;
+        h.dst_pe = ctx->cpeers[pe - ctx->params.n_pes].remote_pe;
+        h.n_pes = 0;
+    }
     uint8_t hello[SR_TCP_HELLO_LEN], chal[SR_TCP_CHAL_LEN], auth[SR_TCP_AUTH_LEN];
     uint8_t nonce_s[SR_TCP_NONCE_LEN], mac_s[SR_TCP_MAC_LEN], mac[SR_TCP_MAC_LEN];
     st = sr_tcp_random(h.nonce, sizeof(h.nonce));
@@ -201,7 +209,7 @@ static symrail_status_t sr_tcp_dial(sr_tl_ctx_t *ctx, int pe, int lane, const sr
     if (st != SYMRAIL_OK)
         goto err_fd;
     const char *why = sr_tcp_chal_decode(chal, nonce_s, mac_s);
-    if (why == NULL && sr_tcp_hs_mac(ctx->key, 'S', hello, nonce_s, mac) != SYMRAIL_OK)
+    if (why == NULL && sr_tcp_hs_mac(key, 'S', hello, nonce_s, mac) != SYMRAIL_OK)
         why = "libcrypto failed to compute the MAC";
     else if (why == NULL && !sr_tcp_mac_equal(mac, mac_s))
         why = "it does not know the job key (is SYMRAIL_JOB_SECRET the same on every PE?)";
@@ -210,7 +218,7 @@ static symrail_status_t sr_tcp_dial(sr_tl_ctx_t *ctx, int pe, int lane, const sr
         st = SYMRAIL_ERR_TRANSPORT;
         goto err_fd;
     }
-    if (sr_tcp_hs_mac(ctx->key, 'C', hello, nonce_s, mac) != SYMRAIL_OK) {
+    if (sr_tcp_hs_mac(key, 'C', hello, nonce_s, mac) != SYMRAIL_OK) {
         sr_error("tcp: libcrypto failed to compute the handshake MAC for PE %d", pe);
         st = SYMRAIL_ERR_SYSTEM;
         goto err_fd;
@@ -232,9 +240,15 @@ symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size
 {
     sr_tcp_addr_t a;
     int order[SR_TCP_MAX_ADDRS], npref, nup = 0;
-    if (!sr_tcp_reachable(ctx, pe, addr, len))
-        return SYMRAIL_ERR_INVALID;
-    memcpy(&a, addr, sizeof(a));
+    if (pe >= ctx->params.n_pes) {
+        symrail_status_t cst = sr_tcp_peer_claim(ctx, pe, addr, len, &a);
+        if (cst != SYMRAIL_OK)
+            return cst;
+    } else {
+        if (!sr_tcp_reachable(ctx, pe, addr, len))
+            return SYMRAIL_ERR_INVALID;
+        memcpy(&a, addr, sizeof(a));
+    }
     sr_tl_ep_t *ep = calloc(1, sizeof(*ep));
     if (ep == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -307,8 +321,9 @@ void sr_tcp_wireup_done(sr_tl_ctx_t *ctx)
 void sr_tcp_disconnect(sr_tl_ep_t *ep)
 {
     /* Connections belong to the context and close at fini, after the
-     * goodbyes; the endpoint goes with them. */
-    (void)ep;
+     * goodbyes; the endpoint goes with them.  A connected peer's close now. */
+    if (ep->pe >= ep->ctx->params.n_pes)
+        sr_tcp_peer_disconnect(ep);
 }
 
 /* Target side of the handshake, one message at a time; 0 while it goes on. */
@@ -320,9 +335,14 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
         uint8_t mac[SR_TCP_MAC_LEN];
         why = sr_tcp_hello_decode(msg, (uint32_t)ctx->params.my_pe,
                                   (uint32_t)ctx->params.n_pes, &h);
+        if (why == NULL && (h.flags & SR_TCP_HELLO_PEER))
+            sr_tcp_peer_hello(ctx, c, &h, &why);
+        else if (why == NULL && ctx->params.for_peers)
+            why = "a PE of this job, which this TCP (for connected peers only) does not carry";
         if (why == NULL && sr_tcp_random(c->nonce_s, sizeof(c->nonce_s)) != SYMRAIL_OK)
             why = "no random nonce";
-        if (why == NULL && sr_tcp_hs_mac(ctx->key, 'S', msg, c->nonce_s, mac) != SYMRAIL_OK)
+        const uint8_t *key = (h.flags & SR_TCP_HELLO_PEER) ? c->hs_key : ctx->key;
+        if (why == NULL && sr_tcp_hs_mac(key, 'S', msg, c->nonce_s, mac) != SYMRAIL_OK)
             why = "libcrypto failed to compute the MAC";
         if (why) {
             sr_warn("tcp: connection from %s rejected: %s", c->name, why);
@@ -330,7 +350,8 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
             return -1;
         }
         memcpy(c->hello, msg, SR_TCP_HELLO_LEN);
-        c->pe = (int)h.src_pe;
+        c->peer_id = (h.flags & SR_TCP_HELLO_PEER) ? h.src_pe : 0;
+        c->pe = c->peer_id ? -1 : (int)h.src_pe;  /* numbered once authenticated */
         c->lane = (int)h.lane;
         sr_tcp_txbuf_t *b = sr_tcp_txbuf_get(ctx, c);
         if (b == NULL) {
@@ -345,7 +366,8 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
     }
     uint8_t mac_c[SR_TCP_MAC_LEN], want[SR_TCP_MAC_LEN];
     why = sr_tcp_auth_decode(msg, mac_c);
-    if (why == NULL && sr_tcp_hs_mac(ctx->key, 'C', c->hello, c->nonce_s, want) != SYMRAIL_OK)
+    if (why == NULL && sr_tcp_hs_mac(c->peer_id ? c->hs_key : ctx->key, 'C', c->hello,
+                                     c->nonce_s, want) != SYMRAIL_OK)
         why = "libcrypto failed to compute the MAC";
     else if (why == NULL && !sr_tcp_mac_equal(mac_c, want))
         why = "wrong job key (a process of another job, or SYMRAIL_JOB_SECRET differs)";
@@ -355,6 +377,14 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
         c->pe = -1;
         sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
         return -1;
+    }
+    if (c->peer_id) {
+        int pe = sr_tcp_peer_authed(ctx, c);
+        if (pe < 0) {
+            sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TRANSPORT);
+            return -1;
+        }
+        c->pe = pe;
     }
     ctx->nhs--;
     c->state = SR_TCP_UP;

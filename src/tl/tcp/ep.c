@@ -310,12 +310,14 @@ symrail_status_t sr_tcp_atomic(sr_tl_ep_t *ep, int lane, sr_tl_amo_t kind, uint3
     return st;
 }
 
+_Static_assert(SR_TCP_NOTIFY_MAX >= SR_TL_NOTIFY_MAX, "a TCP notify frame carries a transport message");
+
 symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                size_t len)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     symrail_status_t st = SYMRAIL_OK;
-    if (len > SR_TCP_NOTIFY_MAX || len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+    if (len > SR_TL_NOTIFY_MAX)
         return SYMRAIL_ERR_INVALID;
     if (ep->self) {
         sr_tcp_msg_push(ctx, ep->pe, tag, payload, (uint32_t)len);

@@ -213,7 +213,7 @@ void sr_tcp_hello_encode(const sr_tcp_hello_t *h, uint8_t out[SR_TCP_HELLO_LEN])
 {
     memcpy(out, sr_tcp_hello_magic, 4);
     sr_put16(out + 4, SR_TCP_VERSION);
-    sr_put16(out + 6, 0);
+    sr_put16(out + 6, h->flags);
     sr_put32(out + 8, h->src_pe);
     sr_put32(out + 12, h->dst_pe);
     sr_put32(out + 16, h->lane);
@@ -229,19 +229,24 @@ const char *sr_tcp_hello_decode(const uint8_t in[SR_TCP_HELLO_LEN], uint32_t my_
         return "not a symrail connection (bad hello magic)";
     if (sr_get16(in + 4) != SR_TCP_VERSION)
         return "another protocol version (mixed symrail versions?)";
-    if (sr_get16(in + 6) != 0)
+    h.flags = sr_get16(in + 6);
+    if (h.flags & ~SR_TCP_HELLO_PEER)
         return "reserved hello bits set";
     h.src_pe = sr_get32(in + 8);
     h.dst_pe = sr_get32(in + 12);
     h.lane = sr_get32(in + 16);
     h.n_pes = sr_get32(in + 20);
     memcpy(h.nonce, in + 24, SR_TCP_NONCE_LEN);
-    if (h.n_pes != n_pes)
-        return "another job size (a PE of another job?)";
     if (h.dst_pe != my_pe)
         return "addressed to another PE";
-    if (h.src_pe >= n_pes || h.src_pe == my_pe)
+    if (h.flags & SR_TCP_HELLO_PEER) {
+        if (h.n_pes != 0 || h.src_pe == 0)
+            return "a connected peer's hello with a job size or without a connection id";
+    } else if (h.n_pes != n_pes) {
+        return "another job size (a PE of another job?)";
+    } else if (h.src_pe >= n_pes || h.src_pe == my_pe) {
         return "source PE out of range";
+    }
     if (h.lane >= SR_TCP_MAX_LANES)
         return "lane out of range";
     *h_p = h;

@@ -40,7 +40,7 @@
 /* Largest payload of one frame: bounds what a receiver agrees to read for
  * one header, whatever the header claims. */
 #define SR_TCP_MAX_PAYLOAD  (64u << 20)
-#define SR_TCP_NOTIFY_MAX   256
+#define SR_TCP_NOTIFY_MAX   256  /* SR_TL_NOTIFY_MAX, which the core sends at most */
 #define SR_TCP_MAX_LANES    32
 /* Region ids on the wire: 0 heap, 1 data, from 2 up the owner's segments;
  * a larger id is malformed. */
@@ -92,12 +92,18 @@ typedef struct {
 } sr_tcp_frame_t;
 
 typedef struct {
-    uint32_t src_pe;
+    uint32_t src_pe;   /* SR_TCP_HELLO_PEER: the connection id instead */
     uint32_t dst_pe;
     uint32_t lane;
-    uint32_t n_pes;
+    uint32_t n_pes;    /* SR_TCP_HELLO_PEER: 0 */
+    uint16_t flags;
     uint8_t  nonce[SR_TCP_NONCE_LEN];
 } sr_tcp_hello_t;
+
+/* flags of a HELLO: from a process of another job (a connected peer), which
+ * names the pair by a connection id in src_pe and is keyed by it (tl.h,
+ * "Connected peers"). */
+#define SR_TCP_HELLO_PEER 1u
 
 /* Which end of a connection decodes: the target accepts requests, the
  * initiator accepts replies; both accept BYE. */
@@ -136,8 +142,9 @@ void sr_tcp_mkey_encode(const sr_tcp_mkey_t *k, uint8_t out[SR_TCP_MKEY_LEN]);
 const char *sr_tcp_mkey_decode(const void *in, size_t len, sr_tcp_mkey_t *k_p);
 
 void sr_tcp_hello_encode(const sr_tcp_hello_t *h, uint8_t out[SR_TCP_HELLO_LEN]);
-/* NULL when `in` is a HELLO of this version for a job of n_pes PEs addressed
- * to my_pe; otherwise why not. */
+/* NULL when `in` is a HELLO of this version addressed to my_pe, of a PE of
+ * this job of n_pes PEs or of a connected peer (SR_TCP_HELLO_PEER, a
+ * connection id other than 0, n_pes 0); otherwise why not. */
 const char *sr_tcp_hello_decode(const uint8_t in[SR_TCP_HELLO_LEN], uint32_t my_pe,
                                 uint32_t n_pes, sr_tcp_hello_t *h_p);
 void sr_tcp_chal_encode(const uint8_t nonce_s[SR_TCP_NONCE_LEN],

@@ -20,7 +20,7 @@ static int sr_tcp_lane_events(sr_tl_ctx_t *ctx, sr_tcp_lane_ev_t *ev, int max)
     int n = 0;
     __atomic_store_n(&ctx->lane_events, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);  /* the flag, then the masks */
-    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
+    for (int pe = 0; pe < ctx->n_all; pe++) {
         sr_tl_ep_t *ep = __atomic_load_n(&ctx->eps[pe], __ATOMIC_ACQUIRE);
         if (ep == NULL || __atomic_load_n(&ep->lanes_down, __ATOMIC_RELAXED) == 0)
             continue;
@@ -65,7 +65,7 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     int remote = 0;
     for (int pe = 0; pe < params->n_pes; pe++)
         remote |= !params->is_local[pe];
-    if (!remote && !params->serve_local) {
+    if (!remote && !params->serve_local && !params->for_peers) {
         sr_info("tcp: every PE is on this host and shared memory carries them");
         return SYMRAIL_ERR_UNSUPPORTED;
     }
@@ -108,7 +108,15 @@ static symrail_status_t sr_tcp_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     pthread_mutex_init(&ctx->progress_lock, NULL);
     pthread_mutex_init(&ctx->seg_lock, NULL);
 
-    size_t n = (size_t)params->n_pes;
+    size_t n = (size_t)params->n_pes + (size_t)(params->peers_max > 0 ? params->peers_max : 0);
+    ctx->n_all = (int)n;
+    if (params->peers_max > 0) {
+        ctx->cpeers = calloc((size_t)params->peers_max, sizeof(*ctx->cpeers));
+        if (ctx->cpeers == NULL) {
+            st = SYMRAIL_ERR_NOMEM;
+            goto err_ctx;
+        }
+    }
     ctx->credit_conn = calloc(n, sizeof(*ctx->credit_conn));
     ctx->bye = calloc(n, 1);
     ctx->eps = calloc(n, sizeof(*ctx->eps));
@@ -205,13 +213,14 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
         free(b);
     }
     sr_msgq_clear(&ctx->mq);
-    for (int pe = 0; ctx->eps && pe < ctx->params.n_pes; pe++) {
+    for (int pe = 0; ctx->eps && pe < ctx->n_all; pe++) {
         if (ctx->eps[pe])
             sr_tcp_rkeys_free(ctx->eps[pe]);
         free(ctx->eps[pe]);
     }
     sr_tcp_seg_fini(ctx);
     free(ctx->eps);
+    free(ctx->cpeers);
     free(ctx->credit_conn);
     free(ctx->bye);
     free(ctx->consumed);

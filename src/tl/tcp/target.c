@@ -153,6 +153,9 @@ int sr_tcp_on_request(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
         at = why ? NULL : base + f->off;
     } else {
         why = sr_tcp_frame_check_bounds(f, ctx->rlen, ctx->nregions);
+        /* A process of another job has no part in this job's heap and data. */
+        if (why == NULL && c->pe >= ctx->params.n_pes && f->op != SR_TCP_OP_NOTIFY)
+            why = "a connected peer reaches registered segments only";
         if (why == NULL && f->op != SR_TCP_OP_NOTIFY)
             at = ctx->base[f->region] + f->off;
     }

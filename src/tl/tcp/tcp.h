@@ -252,6 +252,8 @@ typedef struct sr_tcp_conn {
     uint64_t            deadline_ns;
     uint8_t             hello[SR_TCP_HELLO_LEN];
     uint8_t             nonce_s[SR_TCP_NONCE_LEN];
+    uint8_t             hs_key[SR_TCP_KEY_LEN];  /* a connected peer's (peer.c) */
+    uint32_t            peer_id;   /* its connection id; 0: a PE of the job */
     /* receive */
     uint8_t            *rxbuf;
     size_t              rx_lo, rx_hi;
@@ -358,6 +360,10 @@ struct sr_tl_ctx {
     int             fault_lane;
     uint64_t        fault_after;
 
+    /* Connected peers (peer.c): [params.peers_max], PE n_pes + i; io_lock. */
+    struct sr_tcp_cpeer *cpeers;
+    int             n_all;          /* n_pes + peers_max: the per-PE arrays' size */
+
     /* sleeping waits (wait_prepare/wait) */
     sr_doorbell_t   bell;         /* the application sleeps on it in wait() */
     int             nap;          /* this wait may miss a wake-up: nap only (atomic) */
@@ -442,6 +448,27 @@ static inline void sr_tcp_heard(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now
     if (c->pe >= 0)
         __atomic_store_n(&ctx->heard[c->pe], now, __ATOMIC_RELAXED);
 }
+
+/* peer.c: connected peers (tl.h "Connected peers") */
+typedef struct sr_tcp_cpeer {
+    uint32_t conn_id;   /* 0: the number is free */
+    uint8_t  gone;      /* disconnected: the number is not used again */
+    uint32_t remote_pe; /* its number in its job (known where we connect) */
+    uint8_t  key[SR_TCP_KEY_LEN];
+} sr_tcp_cpeer_t;
+/* Target side of a connected peer's HELLO: the key to check it with, in
+ * c->hs_key; -1 when refused (why in *why_p). */
+int sr_tcp_peer_hello(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_hello_t *h,
+                      const char **why_p);
+/* ... and after its AUTH: the PE number it gets, -1 when none is left. */
+int sr_tcp_peer_authed(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+/* connect() for pe >= n_pes: checks addr, takes number pe for the pair;
+ * the peer's own address blob in *a. */
+symrail_status_t sr_tcp_peer_claim(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                   sr_tcp_addr_t *a);
+/* The handshake key of pe (the job's, or the pair's). */
+const uint8_t *sr_tcp_peer_key(sr_tl_ctx_t *ctx, int pe);
+void sr_tcp_peer_disconnect(sr_tl_ep_t *ep);
 
 /* io_lock for a caller that should not wait behind a busy target (a
  * deregistration): the thread lets go after the connection it is serving

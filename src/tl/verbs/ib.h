@@ -79,7 +79,7 @@
 #define SR_IB_MAX_REGIONS  4
 #define SR_IB_NAME_LEN     32
 #define SR_IB_MSG_HDR      8
-#define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SYMRAIL_NOTIFY_MAX_PAYLOAD)
+#define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SR_TL_NOTIFY_MAX)
 /* Receive buffers per peer kept for the transport's own messages. */
 #define SR_IB_CTL_RESERVE  2
 #define SR_IB_AMO_SLOTS    64
@@ -153,6 +153,7 @@ typedef struct {
     int            down;         /* not usable now (any state but UP) */
     int            state;
     int            repairs;
+    int            refused;      /* down because the peer refused a segment's rkey (seg.c) */
     int            asked;        /* REQUEST sent for this outage */
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
@@ -186,7 +187,7 @@ typedef struct {
 /* Internal notify messages: flagged in the length word, never shown to users. */
 #define SR_IB_MSG_INTERNAL 0x80000000u
 enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
-       SR_IB_CTL_HEARTBEAT = 4 };
+       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */ };
 typedef struct {
     uint32_t op;
     uint32_t lane;
@@ -258,6 +259,8 @@ struct sr_tl_ep {
     sr_ib_lane_t     *lanes;
     uint64_t          raddr[SR_IB_MAX_REGIONS];
     uint32_t          rkey[SR_IB_MAX_RAILS][SR_IB_MAX_REGIONS];
+    int8_t            peer_rail[SR_IB_MAX_RAILS];  /* the peer's rail that ours pairs with */
+    struct sr_ib_rseg **rsegs;         /* the peer's segments unpacked here (seg.h) */
     /* notify channel (guarded by ctx->nlock) */
     struct ibv_qp    *nqp;
     uint64_t          n_sent;          /* messages sent to the peer */
@@ -310,6 +313,8 @@ struct sr_tl_ctx {
     uint32_t        nregions;
     uint8_t        *use;           /* [n_pes]: peers reached over verbs */
     int             glob_atomics;  /* every device: IBV_ATOMIC_GLOB */
+    struct sr_ib_segs  *segs;      /* segments by id (seg.c) */
+    struct sr_ib_lsegs *lsegs;     /* ... by address, for lkeys on the post path (seg.h) */
     sr_ib_lane_t   *lanes;         /* [n_pes][nrails * qpp] */
     struct ibv_qp **nqps;          /* [n_pes] */
     sr_tl_ep_t    **eps;           /* [n_pes] */
@@ -479,27 +484,6 @@ static inline char *sr_ib_slot(char *base, sr_tl_ctx_t *ctx, int pe, uint64_t i)
     return base + ((size_t)pe * ctx->depth + (size_t)(i % ctx->depth)) * SR_IB_MSG_SIZE;
 }
 
-/* lkey of [addr, addr+len) on `dev` when it lies in a registered region. */
-static inline int sr_ib_lkey(sr_tl_ctx_t *ctx, sr_ib_dev_t *dev, const void *addr, size_t len,
-                             uint32_t *lkey_p)
-{
-    uintptr_t a = (uintptr_t)addr;
-    for (uint32_t r = 0; r < ctx->nregions; r++) {
-        uintptr_t lo = (uintptr_t)ctx->regions[r].addr;
-        if (dev->mr[r] && a >= lo && a - lo <= ctx->regions[r].len &&
-            len <= ctx->regions[r].len - (a - lo)) {
-            *lkey_p = dev->mr[r]->lkey;
-            return 1;
-        }
-    }
-    uintptr_t slo = (uintptr_t)ctx->scratch;
-    if (a >= slo && a + len <= slo + ctx->scratch_len) {
-        *lkey_p = dev->scratch_mr->lkey;
-        return 1;
-    }
-    return 0;
-}
-
 /* Room for one more WR on lane (lane lock held): its send-queue slot is
  * checked, its CQ entry reserved (sr_ib_cq_give returns one not used). */
 static inline int sr_ib_room(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
@@ -559,17 +543,22 @@ symrail_status_t sr_ib_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
 symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
                               uint32_t region, uint64_t roff, uint64_t operand,
                               uint64_t compare, uint64_t *result_p, sr_tl_comp_t *comp);
-/* Lane lock held, and flock when wc failed. */
-void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done);
-int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
+/* Lane lock held. */
+void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t compare,
+                    uint64_t operand, int take);
+uint64_t sr_ib_amo_next(const sr_ib_op_t *op, uint64_t word);
 void sr_ib_ep_post_end(sr_tl_ep_t *ep);
 void sr_ib_post_held(sr_tl_ctx_t *ctx);
 /* Lane lock held. */
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
-void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
 /* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
+
+/* comp.c; complete_locked: lane lock held, and flock when wc failed. */
+void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done);
+int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
+void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 
 /* flush.c */
 symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
@@ -595,5 +584,7 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
 
 extern const sr_tl_ops_t sr_tl_verbs_ops;
+
+#include "tl/verbs/seg.h"
 
 #endif

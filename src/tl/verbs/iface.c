@@ -89,6 +89,8 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     }
     sr_ib_weigh_rails(ctx);
     st = sr_ib_scratch_init(ctx);
+    if (st == SYMRAIL_OK)
+        st = sr_ib_segs_init(ctx);
     if (st != SYMRAIL_OK)
         goto err;
 
@@ -201,8 +203,10 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
         }
         if (ctx->nqps && ctx->nqps[pe])
             ibv_destroy_qp(ctx->nqps[pe]);
-        if (ctx->eps)
+        if (ctx->eps) {
+            sr_ib_rsegs_free(ctx->eps[pe]);
             free(ctx->eps[pe]);
+        }
     }
     if (ctx->ncq) {
         /* Events handed out must be acknowledged before the CQ goes. */
@@ -210,6 +214,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
     }
     if (ctx->nch)
         ibv_destroy_comp_channel(ctx->nch);
+    sr_ib_segs_fini(ctx);
     for (int d = 0; d < ctx->ndevs; d++)
         sr_ib_dev_close(&ctx->devs[d]);
     while (ctx->flushes) {
@@ -349,10 +354,10 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .fini         = sr_ib_fini,
     .attr         = sr_ib_attr,
     .mem_reg      = sr_ib_mem_reg,
-    .mem_dereg    = sr_tl_no_mem_dereg,
-    .mkey_pack    = sr_tl_no_mkey_pack,
-    .rkey_unpack  = sr_tl_no_rkey_unpack,
-    .rkey_release = sr_tl_no_rkey_release,
+    .mem_dereg    = sr_ib_mem_dereg,
+    .mkey_pack    = sr_ib_mkey_pack,
+    .rkey_unpack  = sr_ib_rkey_unpack,
+    .rkey_release = sr_ib_rkey_release,
     .addr_pack    = sr_ib_addr_pack,
     .reachable    = sr_ib_reachable,
     .connect      = sr_ib_connect,

@@ -73,8 +73,8 @@ void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op)
 
 symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
 {
-    if (region >= SR_IB_MAX_REGIONS)
-        return SYMRAIL_ERR_UNSUPPORTED;
+    if (region >= SR_TL_REGION_SEG0)
+        return sr_ib_seg_reg(ctx, region, mem);
     for (int d = 0; d < ctx->ndevs; d++) {
         sr_ib_dev_t *dev = &ctx->devs[d];
         dev->mr[region] = ibv_reg_mr(dev->pd, mem->addr, mem->len,

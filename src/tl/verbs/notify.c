@@ -75,7 +75,7 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                 memcpy(&len, slot + 4, 4);
                 internal = len & SR_IB_MSG_INTERNAL;
                 len &= ~SR_IB_MSG_INTERNAL;
-                if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD || len + SR_IB_MSG_HDR > wc[i].byte_len) {
+                if (len > SR_TL_NOTIFY_MAX || len + SR_IB_MSG_HDR > wc[i].byte_len) {
                     sr_error("verbs: malformed notification from PE %d (%u bytes) dropped", pe, len);
                     len = 0;
                 }
@@ -213,7 +213,7 @@ static symrail_status_t sr_ib_send_locked(sr_tl_ep_t *ep, uint32_t tag, const vo
 symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                 size_t len, uint32_t flags)
 {
-    if (len > SYMRAIL_NOTIFY_MAX_PAYLOAD)
+    if (len > SR_TL_NOTIFY_MAX)
         return SYMRAIL_ERR_INVALID;
     pthread_mutex_lock(&ep->ctx->nlock);
     symrail_status_t st = sr_ib_send_locked(ep, tag, payload, len, flags);

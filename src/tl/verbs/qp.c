@@ -215,6 +215,8 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
     for (int i = 0; i < nr; i++)
         memcpy(&ras[i], rails + i * sizeof(ras[i]), sizeof(ras[i]));
     sr_ib_pair_rails(ctx, pe, ras, nr, peer_of);
+    for (int r = 0; r < ctx->nrails; r++)
+        ep->peer_rail[r] = (int8_t)peer_of[r];
     if (qpp != ctx->qpp || nr != ctx->nrails)
         sr_info("verbs: PE %d has %u rails x %u QPs, we have %d x %u: using %u QPs per pair of "
                 "rails that reach each other", pe, hdr.nrails, hdr.qpp, ctx->nrails, ctx->qpp, qpp);
@@ -285,7 +287,7 @@ int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
     int n = ep->nlanes < max ? ep->nlanes : max;
     for (int l = 0; l < n; l++) {
         sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
-        weights_p[l] = ep->lanes[l].down ? 0 : ep->lanes[l].rail->weight;
+        weights_p[l] = sr_ib_lane_weight(&ep->lanes[l]);
         sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);
     }
     return n;

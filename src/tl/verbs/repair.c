@@ -30,7 +30,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
 static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    sr_ib_ctl_t c = { op, (uint32_t)lane, qpn };
+    sr_ib_ctl_t c = { op | (ep->lanes[lane].refused ? SR_IB_CTL_REFUSED : 0), (uint32_t)lane,
+                      qpn };
     symrail_status_t st = SYMRAIL_ERR_AGAIN;
     if (sr_likely(ctx->fault_ctl == 0))
         st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
@@ -45,6 +46,12 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
 {
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_DEAD;
+    if (lane->refused) {
+        /* Offered while it was repaired: the core learns it is gone now. */
+        lane->refused = 0;
+        lane->gen++;
+        SR_IB_STORE(ep->ctx->lane_events, 1);
+    }
     sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
              lane->rail->dev->name, lane->rail->port, why);
 }
@@ -54,7 +61,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[l];
-    if (++lane->repairs > SR_IB_MAX_REPAIRS) {
+    if (!lane->refused && ++lane->repairs > SR_IB_MAX_REPAIRS) {
         sr_ib_lane_dead(ep, l, "failed too often");
         return -1;
     }
@@ -81,6 +88,7 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_UP;
     lane->down = 0;
+    lane->refused = 0;
     lane->peer_qpn = 0;
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
@@ -187,24 +195,34 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
     sr_ib_unlock(ctx, &ctx->rlock);
 }
 
+/* The peer says the lane failed (no-op when it is draining already). */
+static void sr_ib_lane_told(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int refused)
+{
+    if (refused && !lane->down)
+        lane->refused = 1;
+    sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+}
+
 static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_t c)
 {
     sr_ib_lane_t *lane = &ep->lanes[c.lane];
     if (lane->state == SR_IB_LANE_DEAD)
         return;
-    switch (c.op) {
+    /* The peer's end refused a withdrawn rkey of ours: so did this end. */
+    int refused = (c.op & SR_IB_CTL_REFUSED) != 0;
+    switch (c.op & ~(uint32_t)SR_IB_CTL_REFUSED) {
     case SR_IB_CTL_REQUEST:      /* we are the lower PE */
         if (lane->state == SR_IB_LANE_WAIT)
             lane->state = SR_IB_LANE_TELL;  /* the peer has not seen our RECONNECT yet: again */
         else
-            sr_ib_lane_fail(ep, lane, "the peer saw it fail");  /* no-op when already draining */
+            sr_ib_lane_told(ep, lane, refused);  /* no-op when already draining */
         break;
     case SR_IB_CTL_RECONNECT:    /* we are the higher PE */
         if (lane->rqpn == c.qpn && (lane->state == SR_IB_LANE_UP ||
                                     lane->state == SR_IB_LANE_ANSWER)) {
             lane->ack_owed = lane->state == SR_IB_LANE_UP;  /* a repeat: we are connected to it */
         } else {
-            sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+            sr_ib_lane_told(ep, lane, refused);
             if (lane->state == SR_IB_LANE_DRAIN)
                 lane->peer_qpn = c.qpn;
         }
@@ -236,7 +254,7 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
             sr_ib_lane_t *lane = &ep->lanes[l];
             sr_ib_lock(ctx, &lane->lock);
             uint32_t gen = lane->gen, told = lane->gen_told;
-            uint32_t weight = lane->down ? 0 : lane->rail->weight;
+            uint32_t weight = sr_ib_lane_weight(lane);
             lane->gen_told = gen;
             sr_ib_unlock(ctx, &lane->lock);
             /* Two threads may both report a change: the generation lets

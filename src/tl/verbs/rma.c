@@ -1,11 +1,11 @@
 /*
  * RDMA verbs transport. Data path: room checks, posting puts, gets and
- * atomics (chained and selectively signalled), their completions, flush.
+ * atomics (chained and selectively signalled); completions are in comp.c.
  *
- * A put sent inline or from a bounce buffer completes at post (the source
- * may be reused at once); the op keeps the data (its inline copy or the
- * bounce buffer) until a completion covers it, so that it can be posted
- * again on another lane should its QP fail.  Only some work requests are
+ * A put to the heap or data sent inline or from a bounce buffer completes
+ * at post (the source may be reused at once); the op keeps the data (its
+ * inline copy or the bounce buffer) until a completion covers it, so that
+ * it can be posted again on another lane should its QP fail.  Only some work requests are
  * signalled: those that need a callback (zero-copy puts, gets, atomics),
  * every sig_every-th of a QP, the last of a chain, and one that takes the
  * last slot of its send queue, of its CQ or of the bounce buffers, so that a
@@ -151,8 +151,9 @@ static void sr_ib_rdma_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op, in
     op->wr = (struct ibv_send_wr){ .sg_list = &op->sge, .num_sge = 1,
                                    .opcode = is_put ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
                                    .send_flags = inl ? IBV_SEND_INLINE : 0 };
-    op->wr.wr.rdma.remote_addr = ep->raddr[op->region] + op->roff;
-    op->wr.wr.rdma.rkey = ep->rkey[rail][op->region];
+    /* Checked at the first post; a put posted again is on the heap or data. */
+    (void)sr_ib_remote(ep, rail, op->region, op->roff, &op->wr.wr.rdma.remote_addr,
+                       &op->wr.wr.rdma.rkey);
 }
 
 /* Where a locally completed put's data lives, for (re)posting it on lane. */
@@ -195,6 +196,17 @@ static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, in
                                           uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
+    /* A segment's puts complete when they are applied, never at post: a
+     * refusal of its rkey is then that slice's status (SYMRAIL_ERR_STALE),
+     * and nothing of it is posted again on another lane. */
+    int seg = region >= SR_TL_REGION_SEG0;
+    if (sr_unlikely(seg)) {
+        uint64_t raddr;
+        uint32_t rkey;
+        symrail_status_t st = sr_ib_remote(ep, 0, region, roff, &raddr, &rkey);
+        if (st != SYMRAIL_OK)
+            return st;
+    }
     /* Nothing was posted: safe to take elsewhere, or here once repaired. */
     if (sr_unlikely(lane->down))
         return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
@@ -217,6 +229,7 @@ static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, in
     if (inl) {
         /* Copied now: the caller's buffer is free at once. */
         memcpy(op->inl, local, len);
+        op->comp = seg ? comp : NULL;
         sr_ib_rdma_wr(ep, lane, op, 1, op->inl, 0, 1);
     } else if (sr_ib_lkey(ctx, lane->rail->dev, local, len, &lkey)) {
         op->comp = comp;  /* zero-copy: the buffer is ours until the completion */
@@ -231,6 +244,7 @@ static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, in
         char *addr = ctx->bounce + (size_t)op->bounce * ctx->bounce_len;
         if (is_put) {
             sr_copy(addr, local, len);
+            op->comp = seg ? comp : NULL;
         } else {
             op->dst = local;
             op->comp = comp;
@@ -275,8 +289,8 @@ symrail_status_t sr_ib_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
 
 /* Lane lock held; `take`: the op has no send-queue slot yet (a retry of a
  * compare-swap loop keeps the one it had). */
-static void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t compare,
-                           uint64_t operand, int take)
+void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t compare,
+                    uint64_t operand, int take)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = op->lane;
@@ -304,7 +318,7 @@ static void sr_ib_post_amo(sr_tl_ep_t *ep, sr_ib_op_t *op, int cswap, uint64_t c
  * A loop that fails in flight fails the operation (it may have been
  * applied): it is never started over.
  */
-static uint64_t sr_ib_amo_next(const sr_ib_op_t *op, uint64_t word)
+uint64_t sr_ib_amo_next(const sr_ib_op_t *op, uint64_t word)
 {
     unsigned sh = op->amo_shift;
     uint64_t mask = op->amo_w32 ? UINT64_C(0xffffffff) : UINT64_MAX;
@@ -328,6 +342,12 @@ static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, 
                                             uint64_t *result_p, sr_tl_comp_t *comp)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
+    uint64_t raddr;
+    uint32_t rkey;
+    symrail_status_t st = sr_ib_remote(ep, (int)(lane->rail - ctx->rails), region,
+                                       roff & ~(uint64_t)7, &raddr, &rkey);
+    if (sr_unlikely(st != SYMRAIL_OK))
+        return st;
     if (sr_unlikely(lane->down))
         return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
     if ((unsigned)op_kind >= SR_TL_AMO_NKINDS)
@@ -354,8 +374,9 @@ static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, 
     op->ep = ep;
     op->orig = lane_idx;
     op->dst = result_p;
-    op->raddr = ep->raddr[region] + (roff & ~(uint64_t)7);
-    op->rkey = ep->rkey[lane->rail - ctx->rails][region];
+    op->region = region;
+    op->raddr = raddr;
+    op->rkey = rkey;
     op->amo_kind = (uint8_t)kind;
     op->amo_w32 = (uint8_t)w32;
     op->amo_shift = (uint8_t)shift;
@@ -426,172 +447,4 @@ int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 out:
     sr_ib_unlock(ctx, &lane->lock);
     return ok;
-}
-
-/* ---- completions ----------------------------------------------------------------- */
-
-/* A locally completed put whose QP failed: posted again elsewhere (flock
- * held). */
-void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op)
-{
-    op->next = NULL;
-    op->fail_qpn = op->lane->qp ? op->lane->qp->qp_num : 0;
-    op->fail_rail = (int)(op->lane->rail - ep->ctx->rails);
-    if (ep->replay_tail)
-        ep->replay_tail->next = op;
-    else
-        SR_IB_STORE(ep->replay_head, op);
-    ep->replay_tail = op;
-    SR_IB_STORE(ep->ctx->replays, 1);
-}
-
-/* Frees what op holds on its lane; `ok`: its work request succeeded.
- * Lane lock held (and flock when !ok); callbacks go to done. */
-static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_status wst,
-                         sr_ib_done_t *done)
-{
-    sr_ib_lane_t *lane = op->lane;
-    sr_tl_ep_t *ep = op->ep;
-    uint64_t seq = op->seq;
-    if (ok && op->amo_loop && ctx->amo_res[op->amo_slot] != op->expect) {
-        /* Wrong guess: again from the value seen, in the slot it has. */
-        SR_IB_STORE(lane->sq_done, seq);
-        op->expect = ctx->amo_res[op->amo_slot];
-        sr_ib_post_amo(ep, op, 1, op->expect, sr_ib_amo_next(op, op->expect), 0);
-        return;
-    }
-    lane->outstanding--;
-    sr_ib_cq_give(ctx, lane->rail->dev);
-    SR_IB_COUNT(lane->n_completed, 1);
-    if ((op->kind & 0xff) == SR_IB_OP_COVER) {
-        sr_ib_op_put(ctx, op);
-        SR_IB_STORE(lane->sq_done, seq);
-        return;
-    }
-    sr_tl_comp_t *comp = op->comp;
-    if (comp == NULL) {
-        if (sr_likely(ok))
-            sr_ib_op_put(ctx, op);
-        else
-            sr_ib_replay_add(ep, op);
-        SR_IB_STORE(lane->sq_done, seq);
-        return;
-    }
-    if (sr_unlikely(!ok)) {
-        sr_ib_op_put(ctx, op);
-        sr_ib_done_add(done, comp, wst == IBV_WC_RETRY_EXC_ERR ? SYMRAIL_ERR_PEER_GONE
-                                                               : SYMRAIL_ERR_TRANSPORT);
-        SR_IB_STORE(lane->sq_done, seq);
-        return;
-    }
-    if (op->amo_slot >= 0) {
-        uint64_t res = ctx->amo_res[op->amo_slot];
-        if (op->amo_loop) {
-            __atomic_store_n(&ep->guess_raddr, op->raddr, __ATOMIC_RELAXED);
-            __atomic_store_n(&ep->guess_val, sr_ib_amo_next(op, res), __ATOMIC_RELAXED);
-        }
-        if (op->amo_w32)
-            res = (res >> op->amo_shift) & UINT64_C(0xffffffff);
-        if (op->dst)
-            *(uint64_t *)op->dst = res;
-    } else if (op->dst && op->bounce >= 0) {
-        sr_copy(op->dst, ctx->bounce + (size_t)op->bounce * ctx->bounce_len, op->len);
-    }
-    sr_ib_op_put(ctx, op);
-    sr_ib_done_add(done, comp, SYMRAIL_OK);
-    SR_IB_STORE(lane->sq_done, seq);
-}
-
-/* A completion covers every earlier WR of its QP; those completed without
- * error (a QP in error completes every WR, signalled or not, on its own). */
-void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done)
-{
-    sr_ib_op_t *op = (sr_ib_op_t *)(uintptr_t)wc->wr_id;
-    sr_ib_lane_t *lane = op->lane;
-    sr_tl_ep_t *ep = op->ep;
-    int ok = wc->status == IBV_WC_SUCCESS;
-    if (sr_likely(ok)) {
-        __atomic_store_n(&ep->heard, sr_time_ns(), __ATOMIC_RELAXED);
-    } else if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-        char why[160];
-        snprintf(why, sizeof(why), "%s (vendor error %#x)", ibv_wc_status_str(wc->status),
-                 wc->vendor_err);
-        sr_ib_lane_fail(ep, lane, why);
-    } else {
-        sr_ib_lane_fail(ep, lane, NULL);
-    }
-    sr_ib_op_t *x;
-    do {
-        x = lane->wq_head;
-        lane->wq_head = x->next;
-        if (lane->wq_head == NULL)
-            lane->wq_tail = NULL;
-        sr_ib_retire(ctx, x, x != op || ok, wc->status, done);
-    } while (x != op);
-}
-
-/* One thread at a time polls a CQ and retires a batch of it; a second one
- * skips the CQ rather than wait.  The op a completion names stays in its
- * lane's wq until retired, so its lane can be read before its lock is
- * taken. */
-int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
-{
-    struct ibv_wc wc[SR_IB_POLL_BATCH];
-    int total = 0;
-    for (int d = 0; d < ctx->ndevs; d++) {
-        sr_ib_dev_t *dev = &ctx->devs[d];
-        for (;;) {
-            if (ctx->mt && __atomic_exchange_n(&dev->polling, 1, __ATOMIC_ACQUIRE))
-                break;
-            int n = ibv_poll_cq(dev->cq, SR_IB_POLL_BATCH, wc);
-            for (int i = 0; i < n; i++) {
-                SR_IB_TAKEOVER((void *)(uintptr_t)wc[i].wr_id);
-                sr_ib_lane_t *lane = ((sr_ib_op_t *)(uintptr_t)wc[i].wr_id)->lane;
-                int ok = wc[i].status == IBV_WC_SUCCESS;
-                if (!ok)
-                    sr_ib_lock(ctx, &ctx->flock);
-                sr_ib_lock(ctx, &lane->lock);
-                sr_ib_complete_locked(ctx, &wc[i], done);
-                sr_ib_unlock(ctx, &lane->lock);
-                if (!ok)
-                    sr_ib_unlock(ctx, &ctx->flock);
-            }
-            if (ctx->mt)
-                __atomic_store_n(&dev->polling, 0, __ATOMIC_RELEASE);
-            if (n <= 0)
-                break;
-            total += n;
-        }
-    }
-    return total;
-}
-
-void sr_ib_done_add(sr_ib_done_t *d, sr_tl_comp_t *comp, symrail_status_t status)
-{
-    if (sr_unlikely(d->n == d->cap)) {
-        sr_ib_cb_t *v = malloc(2 * d->cap * sizeof(*v));
-        if (v == NULL) {
-            /* Out of memory: better a callback under a lock than none. */
-            sr_error("verbs: out of memory: a completion callback runs under a lock");
-            comp->cb(comp, status);
-            return;
-        }
-        memcpy(v, d->v, d->n * sizeof(*v));
-        if (d->v != d->inl)
-            free(d->v);
-        d->v = v;
-        d->cap *= 2;
-    }
-    d->v[d->n++] = (sr_ib_cb_t){ comp, status };
-}
-
-int sr_ib_done_run(sr_ib_done_t *d)
-{
-    int n = (int)d->n;
-    for (size_t i = 0; i < d->n; i++)
-        d->v[i].comp->cb(d->v[i].comp, d->v[i].status);
-    if (d->v != d->inl)
-        free(d->v);
-    sr_ib_done_init(d);
-    return n;
 }

@@ -1,0 +1,65 @@
+/*
+ * Independent jobs: processes that were not launched together connect at
+ * run time (symrail_endpoint_export / connect / accept / disconnect).
+ *
+ * A connected peer gets a PE number from n_pes up, in the per-PE arrays
+ * that have room for SYMRAIL_CONNECT_MAX of them from init on; notifications,
+ * segments and batches take it where they take a PE; the symmetric heap,
+ * atomics, collectives and OpenSHMEM do not (the peer has no part in this
+ * job's heap).  It is reached over TCP, on one host too: shared memory and
+ * verbs between jobs are not done yet.  The TCP transport starts when the
+ * first export or connect needs it, where the job did not start it.
+ *
+ * Both ends have a number for each other: the connector's connect() dials
+ * the exporter's TCP addresses and sends a JOIN message (reserved tag) with
+ * its own; the exporter's symrail_endpoint_accept takes it and connects
+ * back, and from then on either side sends to the other.
+ *
+ * A peer that leaves (disconnect, finalize, death) fails what goes to it
+ * with SYMRAIL_ERR_PEER_GONE; the job's own PEs and the other peers carry
+ * on: the waits' liveness check, which ends any wait of the job when one of
+ * its PEs is gone, never looks at connected peers.  A number is not used
+ * again in the life of the process, so that descriptors of a peer that
+ * left are told apart from those of its successor (SYMRAIL_ERR_STALE).
+ */
+#ifndef SR_CORE_ENDPOINT_H
+#define SR_CORE_ENDPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <symrail.h>
+
+#include "core/rt.h"
+
+/* The reserved tag of the JOIN message. */
+#define SR_EP_TAG_JOIN (SYMRAIL_NOTIFY_TAG_RESERVED + 0x100u)
+
+extern uint8_t *sr_is_local;  /* init.c: [n_max] */
+
+/* init.c */
+symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers);
+const sr_tl_ops_t *sr_tl_by_name(const char *name);
+void sr_peer_setup(int pe, const sr_tl_slot_t *slot, sr_tl_ep_t *ep);
+
+/* endpoint.c */
+symrail_status_t sr_endpoint_init(void);
+void sr_endpoint_fini(void);
+/* What a process must know to connect to this one (SR_TL_PEER_SECRET_LEN bytes). */
+const uint8_t *sr_endpoint_secret(void);
+symrail_status_t sr_endpoint_export(void *buf, size_t *len_p);
+symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p);
+symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p);
+symrail_status_t sr_endpoint_disconnect(int peer);
+/* A JOIN message, whole (from its notify handler): 1 when it took it. */
+int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t len);
+/* A message of `pe` was consumed before its endpoint was there: its slot goes
+ * back once accept has made it. */
+void sr_endpoint_owe(int pe);
+/* The PE number of (job, pe, pid) of a segment descriptor: SYMRAIL_OK with
+ * *pe_p, SYMRAIL_ERR_STALE (an earlier process of a peer, or one that left)
+ * or SYMRAIL_ERR_INVALID (not connected); logged, naming fn. */
+symrail_status_t sr_endpoint_find(const char *fn, uint64_t job, int pe, int pid, int *pe_p);
+/* The hash of this job's name (descriptors and endpoints carry it). */
+uint64_t sr_job_hash(void);
+
+#endif

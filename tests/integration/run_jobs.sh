@@ -1,0 +1,94 @@
+#!/bin/sh
+# Independent jobs (t_jobs): an exporter job of 1 and of 2 PEs and connector
+# jobs of one PE, started separately, meet through files in a directory.
+# The first connector is killed (SIGKILL) after its exchange: the exporter
+# must see PEER_GONE within a short SYMRAIL_OP_TIMEOUT and keep its own job
+# going; a second connector then connects, its predecessor's descriptor is
+# refused as stale, and it disconnects at the end.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+[ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
+[ -x "$T/t_jobs" ] || { echo "SKIP: t_jobs not built"; exit 77; }
+
+# wait_file PATH SECONDS: 0 once PATH exists.
+wait_file() {
+    i=0
+    while [ ! -e "$1" ]; do
+        i=$((i + 1))
+        [ "$i" -le $(($2 * 10)) ] || return 1
+        sleep 0.1
+    done
+}
+
+# jobs_case NAME N BYSTANDER SINGLETON: exporter of N PEs, connector killed,
+# connector again (SINGLETON 1: started without a launcher); BYSTANDER 1: a
+# third connector is connected throughout and exchanges after the kill.
+jobs_case() {
+    name=$1 n=$2 by=$3 single=$4
+    launch="$SYMRUN -n 1 --timeout 120"
+    [ "$single" != 1 ] || launch="timeout 120"
+
+    d=$(mktemp -d "$outdir/jobs.XXXXXX")
+    why=
+    env SYMRAIL_OP_TIMEOUT=4s T_JOBS_BYSTANDER="$by" "$SYMRUN" -n "$n" --timeout 120 \
+        "$T/t_jobs" exporter "$d" >"$d/a.out" 2>&1 &
+    apid=$!
+    cpid=
+    if [ "$by" = 1 ]; then
+        env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
+            >"$d/c.out" 2>&1 &
+        cpid=$!
+        wait_file "$d/c.seg" 60 || why="the bystander did not connect"
+    fi
+    env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
+        >"$d/b1.out" 2>&1 &
+    b1pid=$!
+    if wait_file "$d/b1.ok" 60; then
+        # The connector's own process, not its launcher.
+        kill -KILL "$(cat "$d/b1.ok")"
+        wait "$b1pid"
+        : >"$d/killed"
+        # Its messages must not mix with the bystander's at the exporter.
+        [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
+        env SYMRAIL_OP_TIMEOUT=4s $launch "$T/t_jobs" connector "$d" 2 >"$d/b2.out" 2>&1
+        rc2=$?
+        [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
+    else
+        why="the first connector did not finish its exchange"
+        kill "$b1pid" 2>/dev/null
+        wait "$b1pid"
+    fi
+    wait "$apid"
+    rca=$?
+    if [ -n "$cpid" ]; then
+        wait "$cpid"
+        rcc=$?
+        [ -n "$why" ] || [ "$rcc" -eq 0 ] || why="bystander: exit status $rcc"
+        [ -n "$why" ] || grep -q '^ok: jobs: bystander' "$d/c.out" || why="bystander: no ok line"
+    fi
+    [ -n "$why" ] || [ "$rca" -eq 0 ] || why="exporter: exit status $rca"
+    left=$(($(shm_left "$apid") + $(shm_left "$b1pid")))
+    [ -n "$why" ] || [ "$left" -eq 0 ] || why="left $left shared-memory objects in /dev/shm"
+    [ -n "$why" ] || grep -q '^ok: jobs: exporter' "$d/a.out" || why="exporter: no ok line"
+    [ -n "$why" ] || grep -q '^exporter: PEER_GONE after' "$d/a.out" ||
+        why="exporter: no PEER_GONE line"
+    [ -n "$why" ] || grep -q '^ok: jobs: connector 2' "$d/b2.out" || why="connector 2: no ok line"
+    [ -n "$why" ] || grep -q '^connector 1: exchange done' "$d/b1.out" ||
+        why="connector 1: no exchange"
+    if [ -z "$why" ]; then
+        echo "PASS: $name"
+        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} | grep '^exporter:\|^ok:\|connect took' | sed 's/^/    /'
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $name: $why"
+        for f in a b1 b2 c; do
+            [ -f "$d/$f.out" ] && sed "s/^/    $f | /" "$d/$f.out" | tail -n 25
+        done
+        nfail=$((nfail + 1))
+    fi
+}
+
+jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0
+jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" 2 1 0
+jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1
+finish

@@ -1,0 +1,371 @@
+/*
+ * Independent jobs (run_jobs.sh starts them): an exporter job (PE 0 does the
+ * work, other PEs take part in its barriers) and connector jobs of one PE,
+ * which find each other through files in a directory:
+ *   t_jobs exporter DIR      exports its endpoint (DIR/a.ep) and a segment
+ *                            (DIR/a.seg), accepts a connector, exchanges a
+ *                            paged batch with a notification both ways and
+ *                            checks every byte; after the connector is
+ *                            killed (DIR/killed appears), checks that what
+ *                            goes to it fails with PEER_GONE within the
+ *                            timeout and that its own barrier works; accepts
+ *                            the restarted connector, refuses the old one's
+ *                            descriptor (STALE) and exchanges with the new.
+ *   t_jobs connector DIR R   round R (1: waits to be killed after the
+ *                            exchange; 2: also bad blobs, a descriptor of a
+ *                            job it is not connected to, and disconnect;
+ *                            3: a bystander, connected before round 1, that
+ *                            exchanges only after the killed one is gone).
+ * With T_JOBS_BYSTANDER=1 the exporter first accepts the bystander, and
+ * exchanges with it after the kill (DIR/c.done once that is done).
+ */
+#include "tcommon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBLK  32
+#define BLK   (16u * 1024)
+#define NSEND 24
+#define T_WAIT_MS 30000
+
+static char dir[1024];
+
+static double t_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void put_file(const char *name, const void *buf, size_t len)
+{
+    char path[1100], tmp[1200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    T_ASSERT(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0 && rename(tmp, path) == 0,
+             "cannot write %s: %s", path, strerror(errno));
+}
+
+/* Waits for DIR/name (written whole by a rename) and reads it. */
+static size_t get_file(const char *name, void *buf, size_t cap)
+{
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    for (int i = 0; i < T_WAIT_MS / 10; i++) {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            size_t n = fread(buf, 1, cap, f);
+            fclose(f);
+            return n;
+        }
+        usleep(10000);
+    }
+    t_fail(__FILE__, __LINE__, "%s did not appear in %d ms", path, T_WAIT_MS);
+}
+
+/* Which remote block local block i goes to: a run of adjacent blocks (one
+ * task after coalescing), then scattered ones. */
+static uint32_t dst_block(unsigned i)
+{
+    return i < 8 ? 8 + i : (i * 5u + 1) % NBLK;
+}
+
+/* Pattern of remote block b written by `writer` in round r. */
+static void fill_block(unsigned char *p, int writer, unsigned r, uint32_t b)
+{
+    t_fill(p, BLK, writer, r * 1000 + b);
+}
+
+/* The pool of NBLK blocks, registered; its descriptor in desc. */
+static unsigned char *pool_make(symrail_seg_t *seg_p, char *desc, size_t *dlen_p)
+{
+    unsigned char *pool = malloc((size_t)NBLK * BLK);
+    T_ASSERT(pool != NULL, "no memory");
+    memset(pool, 0, (size_t)NBLK * BLK);
+    T_CHECK(symrail_seg_register(pool, (size_t)NBLK * BLK, 0, seg_p));
+    *dlen_p = SYMRAIL_SEG_DESC_MAX;
+    T_CHECK(symrail_seg_export(*seg_p, desc, dlen_p));
+    return pool;
+}
+
+static void pool_free(symrail_seg_t seg, unsigned char *pool)
+{
+    T_CHECK(symrail_seg_deregister(seg));
+    free(pool);
+}
+
+static void pool_verify(const unsigned char *pool, int writer, unsigned r)
+{
+    unsigned char want[BLK];
+    for (unsigned i = 0; i < NSEND; i++) {
+        uint32_t b = dst_block(i);
+        fill_block(want, writer, r, b);
+        T_ASSERT(memcmp(pool + (size_t)b * BLK, want, BLK) == 0,
+                 "block %u (round %u, from %d) differs", b, r, writer);
+    }
+}
+
+/* Writes NSEND blocks into rseg as one paged batch with a notification of
+ * `tag` to pe at the end. */
+static symrail_status_t send_blocks(symrail_rseg_t rseg, int pe, uint32_t tag, int writer,
+                                    unsigned r)
+{
+    static unsigned char src[NSEND * BLK];
+    uint32_t lidx[NSEND], ridx[NSEND];
+    for (unsigned i = 0; i < NSEND; i++) {
+        lidx[i] = i;
+        ridx[i] = dst_block(i);
+        fill_block(src + (size_t)i * BLK, writer, r, ridx[i]);
+    }
+    symrail_batch_t b;
+    size_t ntasks = 0;
+    T_CHECK(symrail_batch_create(NSEND, &b));
+    T_CHECK(symrail_batch_add_blocks(b, SYMRAIL_WRITE, src, lidx, rseg, 0, ridx, NSEND, BLK,
+                                     NULL, &ntasks));
+    T_ASSERT(ntasks < NSEND, "adjacent blocks were not coalesced (%zu tasks)", ntasks);
+    symrail_status_t st = symrail_batch_submit_notify(b, pe, tag, &r, sizeof(r));
+    if (st == SYMRAIL_OK)
+        st = symrail_batch_wait(b, T_WAIT_MS);
+    T_CHECK(symrail_batch_free(b));
+    return st;
+}
+
+static void wait_tag(int from, uint32_t tag)
+{
+    symrail_notify_t m;
+    T_CHECK(symrail_notify_wait(T_WAIT_MS, &m));
+    T_ASSERT(m.src_pe == from && m.tag == tag && m.status == SYMRAIL_OK,
+             "notification from %d tag %u status %d, expected from %d tag %u", m.src_pe,
+             m.tag, (int)m.status, from, tag);
+}
+
+/* Imports a peer's descriptor, checking what it says. */
+static symrail_rseg_t import_seg(const char *desc, size_t len, int want_pe)
+{
+    symrail_rseg_t rs = NULL;
+    symrail_status_t st = symrail_seg_import(desc, len, &rs);
+    T_ASSERT(st == SYMRAIL_OK, "symrail_seg_import: %s", symrail_strerror(st));
+    int pe;
+    size_t slen;
+    T_CHECK(symrail_rseg_info(rs, &pe, &slen));
+    T_ASSERT(pe == want_pe && slen == (size_t)NBLK * BLK, "import: PE %d, %zu bytes", pe, slen);
+    return rs;
+}
+
+/* Sends to a peer that left until it fails: PEER_GONE, within the timeout. */
+static double expect_gone(int pe, symrail_rseg_t rseg)
+{
+    double t0 = t_now(), limit = (double)t_env("T_JOBS_GONE_S", 10);
+    symrail_status_t st;
+    unsigned r = 99;
+    while ((st = symrail_notify_send(pe, 9, &r, sizeof(r))) == SYMRAIL_OK &&
+           t_now() - t0 < limit)
+        usleep(20000);
+    T_ASSERT(st == SYMRAIL_ERR_PEER_GONE, "notify to a peer that left: %s", symrail_strerror(st));
+    if (rseg) {  /* NULL: no segment of it imported */
+        st = send_blocks(rseg, pe, 9, 0, 9);
+        T_ASSERT(st == SYMRAIL_ERR_PEER_GONE, "batch to a peer that left: %s",
+                 symrail_strerror(st));
+    }
+    double dt = t_now() - t0;
+    T_ASSERT(dt < limit, "PEER_GONE took %.1f s", dt);
+    return dt;
+}
+
+/* One exchange with connected peer `peer` (round r). */
+static int exchange_exporter(int peer, symrail_rseg_t rb, const unsigned char *pool, unsigned r)
+{
+    wait_tag(peer, 1);  /* the connector's batch is complete here */
+    pool_verify(pool, 1, r);
+    T_CHECK(send_blocks(rb, peer, 2, 0, r));
+    wait_tag(peer, 3);  /* it checked ours */
+    return 0;
+}
+
+static void exporter(void)
+{
+    int me = symrail_my_pe();
+    if (me != 0) {
+        /* Barriers at the two phases; their waits must outlast a peer's death. */
+        T_CHECK(symrail_barrier_all());
+        T_CHECK(symrail_barrier_all());
+        return;
+    }
+    char desc[SYMRAIL_SEG_DESC_MAX], ep[SYMRAIL_ENDPOINT_MAX], b1[SYMRAIL_SEG_DESC_MAX],
+        b2[SYMRAIL_SEG_DESC_MAX];
+    size_t dlen, elen = sizeof(ep);
+    symrail_seg_t seg;
+    unsigned char *pool = pool_make(&seg, desc, &dlen);
+    size_t small = 8;
+    T_EXPECT(symrail_endpoint_export(ep, &small), SYMRAIL_ERR_TRUNCATED);
+    T_ASSERT(small > 8 && small <= SYMRAIL_ENDPOINT_MAX, "export wants %zu bytes", small);
+    T_CHECK(symrail_endpoint_export(ep, &elen));
+    int none;
+    T_EXPECT(symrail_endpoint_accept(0, &none), SYMRAIL_ERR_AGAIN);
+    /* Exported once TCP, which connected jobs use, runs. */
+    dlen = sizeof(desc);
+    T_CHECK(symrail_seg_export(seg, desc, &dlen));
+    put_file("a.seg", desc, dlen);
+    put_file("a.ep", ep, elen);
+
+    /* The bystander, connected while the other one dies. */
+    int pc = -1;
+    symrail_rseg_t rc = NULL;
+    char cdesc[SYMRAIL_SEG_DESC_MAX];
+    if (t_env("T_JOBS_BYSTANDER", 0)) {
+        T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &pc));
+        size_t clen = get_file("c.seg", cdesc, sizeof(cdesc));
+        rc = import_seg(cdesc, clen, pc);
+    }
+
+    /* Round 1. */
+    int p1;
+    T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &p1));
+    T_ASSERT(p1 >= symrail_n_pes(), "connected peer numbered %d", p1);
+    size_t b1len = get_file("b1.seg", b1, sizeof(b1));
+    symrail_rseg_t rb1 = import_seg(b1, b1len, p1);
+    exchange_exporter(p1, rb1, pool, 1);
+    printf("exporter: round 1 with peer %d done\n", p1);
+    fflush(stdout);
+
+    /* The connector is killed: what goes to it fails, the job goes on. */
+    char junk[8];
+    get_file("killed", junk, sizeof(junk));
+    double dt = expect_gone(p1, rb1);
+    T_CHECK(symrail_barrier_all());
+    printf("exporter: PEER_GONE after %.2f s; barrier of this job fine\n", dt);
+    fflush(stdout);
+    if (pc >= 0) {
+        T_CHECK(send_blocks(rc, pc, 2, 0, 3));
+        wait_tag(pc, 1);
+        pool_verify(pool, 1, 3);
+        T_CHECK(symrail_notify_send(pc, 3, NULL, 0));
+        T_CHECK(symrail_rseg_release(rc));
+        printf("exporter: the bystander (peer %d) exchanged after the other one died\n", pc);
+        fflush(stdout);
+        put_file("c.done", "1", 1);
+    }
+    T_CHECK(symrail_rseg_release(rb1));
+
+    /* Round 2: the restarted connector. */
+    int p2;
+    T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &p2));
+    T_ASSERT(p2 != p1 && p2 >= symrail_n_pes(), "restarted peer numbered %d (was %d)", p2, p1);
+    symrail_rseg_t old;
+    T_EXPECT(symrail_seg_import(b1, b1len, &old), SYMRAIL_ERR_STALE);
+    size_t b2len = get_file("b2.seg", b2, sizeof(b2));
+    symrail_rseg_t rb2 = import_seg(b2, b2len, p2);
+    exchange_exporter(p2, rb2, pool, 2);
+    /* It disconnects after the exchange. */
+    expect_gone(p2, NULL);
+    T_CHECK(symrail_endpoint_disconnect(p2));
+    T_EXPECT(symrail_endpoint_disconnect(p2), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_rseg_release(rb2));
+    T_CHECK(symrail_barrier_all());
+    pool_free(seg, pool);
+    printf("ok: jobs: exporter\n");
+}
+
+static void bad_blobs(const char *ep, size_t elen, int peer)
+{
+    char bad[SYMRAIL_ENDPOINT_MAX], mine[SYMRAIL_ENDPOINT_MAX];
+    size_t mlen = sizeof(mine);
+    int p;
+    T_EXPECT(symrail_endpoint_connect(ep, elen - 1, &p), SYMRAIL_ERR_INVALID);
+    T_EXPECT(symrail_endpoint_connect(ep, 10, &p), SYMRAIL_ERR_INVALID);
+    memcpy(bad, ep, elen);
+    bad[0] ^= 0x55;
+    T_EXPECT(symrail_endpoint_connect(bad, elen, &p), SYMRAIL_ERR_INVALID);
+    memcpy(bad, ep, elen);
+    bad[4] ^= 0x7;  /* version */
+    T_EXPECT(symrail_endpoint_connect(bad, elen, &p), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_endpoint_export(mine, &mlen));
+    T_EXPECT(symrail_endpoint_connect(mine, mlen, &p), SYMRAIL_ERR_INVALID);
+    /* Connecting again to a connected process gives its number. */
+    T_CHECK(symrail_endpoint_connect(ep, elen, &p));
+    T_ASSERT(p == peer, "connect again gave %d, not %d", p, peer);
+    /* Not a connected peer: refused by the calls that take one. */
+    T_EXPECT(symrail_notify_send(symrail_n_pes() + 40, 1, NULL, 0), SYMRAIL_ERR_INVALID);
+}
+
+static void connector(unsigned r)
+{
+    char desc[SYMRAIL_SEG_DESC_MAX], ep[SYMRAIL_ENDPOINT_MAX], adesc[SYMRAIL_SEG_DESC_MAX];
+    size_t dlen;
+    symrail_seg_t seg;
+    T_ASSERT(symrail_n_pes() == 1, "a connector is a job of one PE");
+    unsigned char *pool = pool_make(&seg, desc, &dlen);
+    size_t elen = get_file("a.ep", ep, sizeof(ep));
+    int a;
+    double t0 = t_now();
+    T_CHECK(symrail_endpoint_connect(ep, elen, &a));
+    printf("connector %u: connect took %.1f ms\n", r, (t_now() - t0) * 1e3);
+    dlen = sizeof(desc);
+    T_CHECK(symrail_seg_export(seg, desc, &dlen));
+    put_file(r == 1 ? "b1.seg" : r == 2 ? "b2.seg" : "c.seg", desc, dlen);
+    size_t alen = get_file("a.seg", adesc, sizeof(adesc));
+    symrail_rseg_t ra = import_seg(adesc, alen, a);
+    if (r == 3) {
+        /* Waits through the other connector's death. */
+        symrail_notify_t m;
+        T_CHECK(symrail_notify_wait(4 * T_WAIT_MS, &m));
+        T_ASSERT(m.src_pe == a && m.tag == 2 && m.status == SYMRAIL_OK, "bystander got tag %u",
+                 m.tag);
+        pool_verify(pool, 0, 3);
+        T_CHECK(send_blocks(ra, a, 1, 1, 3));
+        wait_tag(a, 3);
+        T_CHECK(symrail_rseg_release(ra));
+        pool_free(seg, pool);
+        printf("ok: jobs: bystander\n");
+        return;
+    }
+    T_ASSERT(a == symrail_n_pes(), "the first connected peer is numbered %d", a);
+    if (r == 2)
+        bad_blobs(ep, elen, a);
+    T_CHECK(send_blocks(ra, a, 1, 1, r));
+    wait_tag(a, 2);
+    pool_verify(pool, 0, r);
+    T_CHECK(symrail_notify_send(a, 3, NULL, 0));
+    printf("connector %u: exchange done\n", r);
+    fflush(stdout);
+    if (r == 1) {
+        char pid[32];
+        int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+        put_file("b1.ok", pid, (size_t)n);
+        for (;;)
+            pause();  /* until killed */
+    }
+    /* A descriptor of a process this one never connected to. */
+    char b1[SYMRAIL_SEG_DESC_MAX];
+    size_t b1len = get_file("b1.seg", b1, sizeof(b1));
+    symrail_rseg_t other;
+    T_EXPECT(symrail_seg_import(b1, b1len, &other), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_endpoint_disconnect(a));
+    T_EXPECT(symrail_notify_send(a, 4, NULL, 0), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(send_blocks(ra, a, 4, 1, 4), SYMRAIL_ERR_PEER_GONE);
+    T_CHECK(symrail_rseg_release(ra));
+    T_EXPECT(symrail_endpoint_disconnect(a), SYMRAIL_ERR_INVALID);
+    pool_free(seg, pool);
+    printf("ok: jobs: connector %u\n", r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: t_jobs exporter DIR | connector DIR ROUND\n");
+        return 2;
+    }
+    snprintf(dir, sizeof(dir), "%s", argv[2]);
+    T_CHECK(symrail_init_status());
+    if (strcmp(argv[1], "exporter") == 0)
+        exporter();
+    else
+        connector(argc > 3 ? (unsigned)atoi(argv[3]) : 1);
+    fflush(stdout);
+    T_CHECK(symrail_finalize_status());
+    return 0;
+}
