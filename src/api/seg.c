@@ -5,6 +5,7 @@
 #include "util/sys.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static int sr_seg_range_ok(const char *fn, const void *addr, size_t len)
@@ -73,6 +74,8 @@ symrail_status_t symrail_seg_deregister(symrail_seg_t seg)
     sr_region_t *reg = sr_region_of(fn, seg);
     if (reg == NULL)
         return SYMRAIL_ERR_INVALID;
+    if (reg->refs == 1 && reg->busy == 0)
+        sr_seg_names_drop(seg);
     symrail_status_t st = sr_region_deregister(reg);
     if (st == SYMRAIL_ERR_STATE)
         sr_error("%s: segment %u is in use by a batch in flight", fn, seg->id);
@@ -146,4 +149,45 @@ symrail_status_t symrail_rseg_release(symrail_rseg_t rseg)
     }
     sr_region_release(rs);
     return SYMRAIL_OK;
+}
+
+static int sr_seg_name_ok(const char *fn, const char *name)
+{
+    if (name != NULL && name[0] != '\0' && strlen(name) <= SR_SEG_NAME_MAX)
+        return 1;
+    sr_error("%s: name is %s", fn, name == NULL ? "NULL" : name[0] == '\0' ? "empty"
+                                   : "longer than 200 bytes");
+    return 0;
+}
+
+symrail_status_t symrail_seg_publish(symrail_seg_t seg, const char *name)
+{
+    static const char fn[] = "symrail_seg_publish";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (sr_region_of(fn, seg) == NULL || !sr_seg_name_ok(fn, name))
+        return SYMRAIL_ERR_INVALID;
+    return sr_seg_publish(seg, name);
+}
+
+symrail_status_t symrail_seg_unpublish(const char *name)
+{
+    static const char fn[] = "symrail_seg_unpublish";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (!sr_seg_name_ok(fn, name))
+        return SYMRAIL_ERR_INVALID;
+    return sr_seg_unpublish(name);
+}
+
+symrail_status_t symrail_seg_lookup(int pe, const char *name, int timeout_ms,
+                                    symrail_rseg_t *rseg_p)
+{
+    static const char fn[] = "symrail_seg_lookup";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if ((pe != SYMRAIL_ANY_PE && !sr_api_pe_ok(fn, pe)) || !sr_seg_name_ok(fn, name))
+        return SYMRAIL_ERR_INVALID;
+    if (rseg_p == NULL) {
+        sr_error("%s: rseg_p is NULL", fn);
+        return SYMRAIL_ERR_INVALID;
+    }
+    return sr_seg_lookup(pe, name, timeout_ms, rseg_p);
 }

@@ -367,6 +367,7 @@ static void sr_teardown(void)
 {
     sr_team_fini();
     sr_batches_fini();
+    sr_seg_names_fini();
     sr_regions_fini();
     for (int pe = 0; sr_rt.peers && pe < sr_rt.n_pes; pe++) {
         if (sr_rt.peers[pe].ep)

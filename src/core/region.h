@@ -71,4 +71,13 @@ void sr_regions_fini(void);
  * onto it too. */
 void sr_regions_tl_added(int tl);
 
+/* seg_name.c: names through the launcher, or asked of the peers. */
+#define SR_SEG_NAME_MAX 200
+symrail_status_t sr_seg_publish(symrail_seg_t seg, const char *name);
+symrail_status_t sr_seg_unpublish(const char *name);
+symrail_status_t sr_seg_lookup(int pe, const char *name, int timeout_ms,
+                               struct symrail_rseg **rseg_p);
+void sr_seg_names_drop(symrail_seg_t seg);
+void sr_seg_names_fini(void);
+
 #endif

@@ -13,6 +13,8 @@ SR_ENV(heap_size,     SYMRAIL_HEAP_SIZE,     SIZE,   "1G", "8K..64T",
        "Size of each PE's symmetric heap (K, M, G suffixes); pages are backed on first touch")
 SR_ENV(symmetric_data, SYMRAIL_SYMMETRIC_DATA, BOOL, "1", "0..1",
        "Global and static variables of the executable are symmetric: init moves its data segment onto shared memory (0: only the heap is)")
+SR_ENV(python_lib,    SYMRAIL_PYTHON_LIB,    STRING, "", "*",
+       "The Python binding loads this libsymrail (a path, or its directory); empty: the one recorded at install, else the build tree's")
 SR_ENV(log,           SYMRAIL_LOG,           STRING, "warn", "error|warn|info|debug|trace",
        "Log level: error, warn, info, debug or trace")
 SR_ENV(transports,    SYMRAIL_TRANSPORTS,    STRING, "shm,verbs,tcp", "shm|verbs|tcp,...",
