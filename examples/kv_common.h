@@ -28,7 +28,7 @@ typedef struct {
     int      malloc_pool;                /* malloc + symrail_seg_register, not seg_alloc */
     int      corrupt;                    /* spoil one word of the first request (tests) */
     const char *plot;                    /* PNG to draw, or NULL */
-    const char *listen, *connect;        /* two-job mode: the endpoint file */
+    const char *listen, *connect;        /* two jobs: the directory of the endpoints */
 } kv_opts_t;
 
 static inline uint64_t kv_now_ns(void)
@@ -83,8 +83,10 @@ static inline void kv_usage(FILE *f)
         "                          (default symrail_seg_alloc: local peers map them)\n"
         "  --corrupt               spoil one word of the first request (the check must see it)\n"
         "  --plot FILE.png         draw throughput and latency (gnuplot); --no-plot\n"
-        "  --listen FILE           two-job mode, decode side: write an endpoint to FILE\n"
-        "  --connect FILE          two-job mode, prefill side: connect to FILE's endpoint\n");
+        "  --listen DIR            two jobs: this one decodes, its endpoints go to DIR;\n"
+        "                          --prefill P is then the other job's size (default: ours)\n"
+        "  --connect DIR           two jobs: this one prefills, connecting to DIR's endpoints\n"
+        "                          (give both jobs the same options)\n");
 }
 
 /* 0, or 1 after printing why (to stderr, PE 0 only: `loud`). */

@@ -21,64 +21,14 @@
  * and the latency of a request (submit at the prefill PE to the notification
  * at the decode PE; both on one host) per block size and request size.
  */
-#include <symrail.h>
+#include "kv_transfer.h"
 
-#include "kv_common.h"
-
-#define TAG_GRANT 0x4b560001u /* decode -> prefill: blocks to fill */
-#define TAG_KV    0x4b560002u /* prefill -> decode, sent by the batch: the blocks are there */
-#define STALL_NS  (60ull * 1000000000u)
-
-typedef struct {
-    uint32_t grant, nblocks;  /* then nblocks block indices of the decode pool */
-} grant_msg_t;
-#define MAX_BPR ((SYMRAIL_NOTIFY_MAX_PAYLOAD - sizeof(grant_msg_t)) / sizeof(uint32_t))
-
-typedef struct {
-    uint32_t grant, req;
-    uint64_t submitted_ns;
-} kv_msg_t;
-
-/* What each PE reports to PE 0 after a configuration. */
-typedef struct {
-    uint64_t requests, failed, bad_words, bytes, tasks, nlat;
-} report_t;
-
-/* On the symmetric heap. */
-typedef struct {
-    size_t        desc_len;      /* the pool descriptor of my decode PE */
-    unsigned char desc[SYMRAIL_SEG_DESC_MAX];
-} board_t;
-
-typedef struct {
-    int me, npes, nprefill, ndecode;
-    int is_prefill, is_decode;
-    const kv_opts_t *o;
-    board_t  *board;
-    report_t *reports;           /* [npes], filled on PE 0 */
-    double   *lat;               /* [npes][maxlat] ms, filled on PE 0 */
-    size_t    maxlat;
-} job_t;
-
-/* One configuration: block size, request size, pool shape. */
-typedef struct {
-    size_t   bb;                 /* block bytes */
-    unsigned bpr;                /* blocks per request, in every layer */
-    unsigned blocks;             /* per layer of a decode pool */
-} conf_t;
-
-static void die(const char *what, symrail_status_t st)
+void kv_die(const char *what, symrail_status_t st)
 {
     char msg[512];
     snprintf(msg, sizeof(msg), "kv_transfer: %s: %s", what, symrail_strerror(st));
     symrail_abort(1, msg);
 }
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        symrail_status_t st_ = (call);                                                  \
-        if (st_ != SYMRAIL_OK)                                                          \
-            die(#call, st_);                                                            \
-    } while (0)
 
 static int decode_of(const job_t *j, int p)
 {
@@ -99,7 +49,7 @@ static unsigned char *pool_new(const job_t *j, size_t bytes, symrail_seg_t *seg_
     if (j->o->malloc_pool) {
         p = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
         if (p == NULL)
-            die("aligned_alloc of a pool", SYMRAIL_ERR_NOMEM);
+            kv_die("aligned_alloc of a pool", SYMRAIL_ERR_NOMEM);
         CHECK(symrail_seg_register(p, bytes, 0, seg_p));
     } else {
         CHECK(symrail_seg_alloc(bytes, 0, &p, seg_p));
@@ -135,10 +85,10 @@ typedef struct {
 static void decode_setup(decode_t *d, const job_t *j, const conf_t *c)
 {
     *d = (decode_t){ .j = j, .c = c, .rng = 0x9e3779b97f4a7c15u ^ (uint64_t)j->me };
-    for (int p = 0; p < j->nprefill; p++)
-        if (decode_of(j, p) == j->me && d->nclients < 64) {
+    for (int p = 0; p < (j->two_jobs ? j->npeers : j->nprefill); p++)
+        if ((j->two_jobs || decode_of(j, p) == j->me) && d->nclients < KV_MAX_PEERS) {
             d->to_grant[d->nclients] = j->o->requests;
-            d->clients[d->nclients++] = p;
+            d->clients[d->nclients++] = j->two_jobs ? j->peers[p] : p;
         }
     d->expected = (unsigned)d->nclients * j->o->requests;
     d->pool = pool_new(j, (size_t)j->o->layers * c->blocks * c->bb, &d->seg);
@@ -152,6 +102,10 @@ static void decode_setup(decode_t *d, const job_t *j, const conf_t *c)
     for (unsigned g = 0; g < d->ngrant; g++)
         d->grant_client[g] = -1;
     d->lat = malloc((d->expected + 1) * sizeof(double));
+    if (j->two_jobs) {
+        kv_jobs_send_desc(j, c, d->seg);
+        return;
+    }
     /* Each prefill PE I serve finds my pool's descriptor on its board. */
     board_t mine = { .desc_len = sizeof(mine.desc) };
     CHECK(symrail_seg_export(d->seg, mine.desc, &mine.desc_len));
@@ -206,7 +160,7 @@ static int decode_receive(decode_t *d, int timeout_ms)
     kv_msg_t km;
     memcpy(&km, m.payload, sizeof(km));
     if (m.len != sizeof(km) || km.grant >= d->ngrant || d->grant_client[km.grant] != m.src_pe)
-        die("a KV notification for no grant of mine", SYMRAIL_ERR_INVALID);
+        kv_die("a KV notification for no grant of mine", SYMRAIL_ERR_INVALID);
     const conf_t *c = d->c;
     const uint32_t *idx = d->grant_idx + (size_t)km.grant * c->bpr;
     if (m.status != SYMRAIL_OK) {
@@ -222,6 +176,7 @@ static int decode_receive(decode_t *d, int timeout_ms)
                 d->rep.bad_words += kv_check(p, c->bb, km.req, l, b, d->j->o->verify);
             }
         d->rep.requests++;
+        d->rep.tasks += km.ntasks;
         d->rep.bytes += (uint64_t)d->j->o->layers * c->bpr * c->bb;
         d->lat[d->rep.nlat++] = (double)(now - km.submitted_ns) / 1e6;
     }
@@ -262,7 +217,8 @@ typedef struct {
 
 static void prefill_setup(prefill_t *p, const job_t *j, const conf_t *c)
 {
-    *p = (prefill_t){ .j = j, .c = c, .target = decode_of(j, j->me) };
+    *p = (prefill_t){ .j = j, .c = c,
+                      .target = j->two_jobs ? j->peers[0] : decode_of(j, j->me) };
     const unsigned w = j->o->inflight;
     /* Every other block of my pool: the blocks of a request are not
      * adjacent here either, as in an engine's paged cache. */
@@ -273,7 +229,10 @@ static void prefill_setup(prefill_t *p, const job_t *j, const conf_t *c)
         p->lidx[i] = (uint32_t)(2 * i);
     for (unsigned s = 0; s < w; s++)
         CHECK(symrail_batch_create((size_t)j->o->layers * c->bpr, &p->batch[s]));
-    CHECK(symrail_seg_import(j->board->desc, j->board->desc_len, &p->rseg));
+    if (j->two_jobs)
+        p->rseg = kv_jobs_recv_desc(j, c);
+    else
+        CHECK(symrail_seg_import(j->board->desc, j->board->desc_len, &p->rseg));
 }
 
 /* Notes the batches that ended; the number. */
@@ -320,7 +279,7 @@ static int prefill_send(prefill_t *p, int timeout_ms)
     memcpy(&g, m.payload, sizeof(g));
     const uint32_t *ridx = (const uint32_t *)(void *)(m.payload + sizeof(g));
     if (g.nblocks != c->bpr)
-        die("a grant of the wrong size", SYMRAIL_ERR_INVALID);
+        kv_die("a grant of the wrong size", SYMRAIL_ERR_INVALID);
     const uint32_t req = (uint32_t)p->j->me * o->requests + p->sent;
     const uint32_t *lidx = p->lidx + (size_t)s * c->bpr;
     const size_t lstride = p->lblocks * c->bb, rstride = (size_t)c->blocks * c->bb;
@@ -337,7 +296,8 @@ static int prefill_send(prefill_t *p, int timeout_ms)
     CHECK(symrail_batch_reset(batch));
     CHECK(symrail_batch_add_layers(batch, SYMRAIL_WRITE, p->pool, lstride, p->rseg, 0, rstride,
                                    o->layers, lidx, ridx, c->bpr, c->bb, NULL, &ntasks));
-    kv_msg_t km = { .grant = g.grant, .req = req, .submitted_ns = kv_now_ns() };
+    kv_msg_t km = { .grant = g.grant, .req = req, .ntasks = (uint32_t)ntasks,
+                    .submitted_ns = kv_now_ns() };
     CHECK(symrail_batch_submit_notify(batch, p->target, TAG_KV, &km, sizeof(km)));
     p->rep.tasks += ntasks;
     p->busy[s] = 1;
@@ -401,15 +361,17 @@ static int run_conf(const job_t *j, const conf_t *c, FILE *dat, report_t *total)
         if (moved)
             last = now;
         else if (now - last > STALL_NS)
-            die("nothing moved for 60 s", SYMRAIL_ERR_TIMEOUT);
+            kv_die("nothing moved for 60 s", SYMRAIL_ERR_TIMEOUT);
     }
 
     report_t mine = { 0 };
     const double *lat = NULL;
     if (j->is_decode)
-        mine = d.rep, lat = d.lat;
+        mine = d.rep, lat = d.lat, mine.expected = d.expected;
     if (j->is_prefill)
-        mine.tasks = p.rep.tasks, mine.failed += p.rep.failed;
+        mine.failed += p.rep.failed, mine.sent = p.ended;
+    if (j->is_prefill && j->two_jobs)
+        mine.tasks = p.rep.tasks;  /* the decode job counts them otherwise */
     CHECK(symrail_barrier_all());
     const double secs = (double)(kv_now_ns() - t0) / 1e9;
     gather(j, &mine, lat);
@@ -427,12 +389,17 @@ static int run_conf(const job_t *j, const conf_t *c, FILE *dat, report_t *total)
             const report_t *x = &j->reports[pe];
             r.requests += x->requests, r.failed += x->failed, r.bad_words += x->bad_words;
             r.bytes += x->bytes, r.tasks += x->tasks;
+            r.expected += x->expected, r.sent += x->sent;
             memcpy(all + nlat, j->lat + (size_t)pe * j->maxlat, x->nlat * sizeof(double));
             nlat += x->nlat;
         }
+        const double mib = (double)j->o->layers * c->bpr * (double)c->bb / (1 << 20);
+        /* A job of prefill PEs only knows what it sent. */
+        const int sender = j->two_jobs && !j->is_decode;
+        if (sender)
+            r.requests = r.sent, r.bytes = (uint64_t)(r.sent * mib * (1 << 20));
         const double gbs = (double)r.bytes / secs / 1e9;
         const double p50 = kv_quantile(all, nlat, 0.5), p99 = kv_quantile(all, nlat, 0.99);
-        const double mib = (double)j->o->layers * c->bpr * (double)c->bb / (1 << 20);
         printf("%6zuK %10u %8.1f %9.0f %9llu %8.2f %8.2f %8.2f %9llu\n", c->bb >> 10, c->bpr,
                mib, r.requests ? (double)r.tasks / (double)r.requests : 0.0,
                (unsigned long long)r.requests, gbs, p50, p99,
@@ -440,7 +407,7 @@ static int run_conf(const job_t *j, const conf_t *c, FILE *dat, report_t *total)
         fflush(stdout);
         if (dat)
             fprintf(dat, "%zu %g %g %g %g\n", c->bb >> 10, mib, gbs, p50, p99);
-        const uint64_t want = (uint64_t)j->nprefill * j->o->requests;
+        const uint64_t want = sender ? (uint64_t)j->npes * j->o->requests : r.expected;
         bad = r.failed || r.bad_words || r.requests != want;
         if (r.requests != want)
             fprintf(stderr, "kv_transfer: %llu requests arrived, %llu were sent\n",
@@ -478,15 +445,16 @@ int main(int argc, char **argv)
     }
     j.o = &o;
     if (o.listen || o.connect) {
-        if (j.me == 0)
-            fprintf(stderr, "kv_transfer: the two-job mode (--listen/--connect) is not "
-                            "available in this build: it needs symrail_endpoint_export "
-                            "and symrail_endpoint_connect\n");
-        symrail_finalize();
-        return 2;
+        if (kv_jobs_setup(&j)) {
+            symrail_finalize();
+            return 1;
+        }
+    } else {
+        j.nprefill = j.npes == 1 ? 1 : o.prefill < 0 ? j.npes / 2 : o.prefill;
+        j.ndecode = j.npes == 1 ? 1 : j.npes - j.nprefill;
+        j.is_prefill = j.me < j.nprefill;
+        j.is_decode = j.npes == 1 || !j.is_prefill;
     }
-    j.nprefill = j.npes == 1 ? 1 : o.prefill < 0 ? j.npes / 2 : o.prefill;
-    j.ndecode = j.npes == 1 ? 1 : j.npes - j.nprefill;
     if (j.nprefill < 1 || j.ndecode < 1) {
         if (j.me == 0)
             fprintf(stderr, "kv_transfer: --prefill %d leaves no %s PE of %d\n", o.prefill,
@@ -494,24 +462,24 @@ int main(int argc, char **argv)
         symrail_finalize();
         return 1;
     }
-    j.is_prefill = j.me < j.nprefill;
-    j.is_decode = j.npes == 1 || !j.is_prefill;
     j.maxlat = (size_t)o.requests * (size_t)((j.nprefill + j.ndecode - 1) / j.ndecode);
     j.board = symrail_malloc(sizeof(board_t));
     j.reports = symrail_malloc((size_t)j.npes * sizeof(report_t));
     j.lat = symrail_malloc((size_t)j.npes * j.maxlat * sizeof(double));
     if (j.board == NULL || j.reports == NULL || j.lat == NULL)
-        die("symrail_malloc of the boards", SYMRAIL_ERR_NOMEM);
+        kv_die("symrail_malloc of the boards", SYMRAIL_ERR_NOMEM);
 
     FILE *dat = NULL;
     char datname[1024], titles[256] = "";
     if (j.me == 0) {
         printf("kv_transfer: %d prefill PE%s -> %d decode PE%s, %u layers, pools from %s, "
-               "%s, %u requests per prefill PE, %u in flight\n",
+               "%s, %u requests per prefill PE, %u in flight%s\n",
                j.nprefill, j.nprefill > 1 ? "s" : "", j.ndecode, j.ndecode > 1 ? "s" : "",
                o.layers, o.malloc_pool ? "malloc" : "symrail_seg_alloc",
                o.verify ? "every byte checked" : "the ends of every block checked",
-               o.requests, o.inflight);
+               o.requests, o.inflight,
+               !j.two_jobs ? "" : j.is_decode ? " (two jobs: this one decodes)"
+                                              : " (two jobs: this one prefills)");
         printf("  block blocks/req  MiB/req tasks/req  requests     GB/s   p50 ms   p99 ms "
                "bad words\n");
         if (o.plot) {
@@ -552,6 +520,9 @@ int main(int argc, char **argv)
         else if (failed)
             printf("kv_transfer: FAILED: %llu requests failed, %llu words did not match\n",
                    (unsigned long long)total.failed, (unsigned long long)total.bad_words);
+        else if (j.two_jobs && !j.is_decode)
+            printf("kv_transfer: %llu requests (%.1f MiB) sent to the decode job\n",
+                   (unsigned long long)total.requests, (double)total.bytes / (1 << 20));
         else
             printf("kv_transfer: %s of %llu requests (%.1f MiB) verified\n",
                    o.verify ? "every byte" : "the ends of every block",

@@ -26,7 +26,7 @@ import symrail
 TAG_GRANT = 0x4b560001  # decode -> prefill: blocks to fill
 TAG_KV = 0x4b560002     # prefill -> decode, sent by the batch: the blocks are there
 GRANT = struct.Struct("<II")     # grant, nblocks; then nblocks uint32 indices
-KV = struct.Struct("<IIQ")       # grant, request, submitted (ns)
+KV = struct.Struct("<IIIIQ")     # grant, request, tasks, 0, submitted (ns)
 MAX_BPR = (symrail.NOTIFY_MAX_PAYLOAD - GRANT.size) // 4
 C1, C2 = np.uint64(0x9e3779b97f4a7c15), np.uint64(0xd1b54a32d192ed03)
 REPORT = 6  # requests, failed, bad words, bytes, tasks, latencies
@@ -145,7 +145,7 @@ class Decode:
         if m is None:
             return False
         now = time.monotonic_ns()
-        g, req, submitted = KV.unpack(m.payload)
+        g, req, ntasks, _, submitted = KV.unpack(m.payload)
         client, idx = self.grants.pop(g)
         if client != m.src_pe:
             raise RuntimeError("a KV notification for no grant of mine")
@@ -161,6 +161,7 @@ class Decode:
             self.rep[2] += int(np.count_nonzero(got != want))
             self.rep[0] += 1
             self.rep[3] += o.layers * self.bpr * self.bb
+            self.rep[4] += ntasks
             self.lat.append((now - submitted) / 1e6)
         self.free.extend(int(i) for i in idx)
         self.outstanding[client] -= 1
@@ -182,7 +183,7 @@ class Prefill:
         self.lidx = np.arange(0, self.lblocks, 2, dtype=np.uint32).reshape(o.inflight, bpr)
         self.batches = [symrail.Batch(o.layers * bpr) for _ in range(o.inflight)]
         self.busy = [False] * o.inflight
-        self.sent = self.ended = self.tasks = self.failed = 0
+        self.sent = self.ended = self.failed = 0
         n = struct.unpack("<Q", bytes(job.board.view[:8]))[0]
         self.rseg = symrail.seg_import(bytes(job.board.view[8:8 + n]))
 
@@ -231,8 +232,7 @@ class Prefill:
         b.reset()
         _, ntasks = b.add_layers(symrail.WRITE, self.seg, self.lblocks * self.bb, self.rseg, 0,
                                  self.blocks * self.bb, o.layers, self.lidx[s], ridx, self.bb)
-        b.submit_notify(self.target, TAG_KV, KV.pack(g, req, time.monotonic_ns()))
-        self.tasks += ntasks
+        b.submit_notify(self.target, TAG_KV, KV.pack(g, req, ntasks, 0, time.monotonic_ns()))
         self.busy[s] = True
         self.sent += 1
         return True
@@ -282,7 +282,7 @@ def run_conf(job, bb, bpr, blocks):
     rep = d.rep[:] if d else [0] * REPORT
     lat = np.array(d.lat if d else [], dtype=np.float64)
     if p:
-        rep[4], rep[1] = p.tasks, rep[1] + p.failed
+        rep[1] += p.failed
     rep[5] = len(lat)
     job.reports.put(np.array(rep, dtype=np.int64), 0, offset=job.me * REPORT * 8)
     if len(lat):
