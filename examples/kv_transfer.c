@@ -20,6 +20,8 @@
  * decode PE P + p % D.  A one-PE job plays both parts.  It prints throughput
  * and the latency of a request (submit at the prefill PE to the notification
  * at the decode PE; both on one host) per block size and request size.
+ * With --listen DIR and --connect DIR the two parts are two jobs that
+ * connect through endpoints (kv_jobs.c).
  */
 #include "kv_transfer.h"
 
