@@ -255,9 +255,7 @@ symrail_status_t symrail_batch_status(symrail_batch_t batch, size_t task,
         st = done ? b->first_err : SYMRAIL_OK;
         state = !done ? SYMRAIL_TASK_PENDING
                       : st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED;
-        for (size_t i = 0; i < b->n; i++)
-            if (b->tasks[i].state == SYMRAIL_TASK_DONE)
-                bytes += b->tasks[i].len;
+        bytes = (size_t)b->done_bytes;
     } else {
         const sr_task_t *t = &b->tasks[task];
         state = (symrail_task_state_t)t->state;

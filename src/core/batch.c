@@ -83,6 +83,8 @@ static void sr_task_end(struct symrail_batch *b, sr_task_t *t, symrail_status_t 
 {
     t->state = st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED;
     t->req.status = st;
+    if (st == SYMRAIL_OK)
+        b->done_bytes += t->len;
     if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
         b->first_err = st;
     b->ended++;
@@ -275,7 +277,7 @@ void sr_batch_clear(struct symrail_batch *b)
     b->notify_payload = NULL;
     b->notify_pe = -1;
     b->n = b->next = b->ended = 0;
-    b->inflight = 0;
+    b->inflight = b->done_bytes = 0;
     b->first_err = SYMRAIL_OK;
     b->state = SR_BATCH_OPEN;
     b->canceled = 0;

@@ -43,6 +43,7 @@ struct symrail_batch {
     size_t           cap, n;
     size_t           next;        /* first task not posted yet */
     size_t           ended;       /* tasks done or failed */
+    uint64_t         done_bytes;  /* of the tasks done */
     uint64_t         inflight;    /* bytes posted and not ended */
     symrail_status_t first_err;
     sr_batch_state_t state;

@@ -53,6 +53,15 @@ static void sr_name_key(char *buf, size_t len, int pe, const char *name)
         snprintf(buf, len, "symrail.seg.%s", name);
 }
 
+static void sr_name_unpublish_pmix(const char *name)
+{
+    char key[SR_NAME_MAX + 64];
+    sr_name_key(key, sizeof(key), sr_rt.my_pe, name);
+    sr_boot_unpublish(sr_rt.boot, key);
+    sr_name_key(key, sizeof(key), -1, name);
+    sr_boot_unpublish(sr_rt.boot, key);
+}
+
 /* A peer asks for a name: the descriptor, or status SYMRAIL_ERR_AGAIN when
  * this PE has not published it (yet). */
 static symrail_status_t sr_name_answer(void *arg, int src_pe, uint32_t tag,
@@ -124,7 +133,8 @@ symrail_status_t sr_seg_publish(symrail_seg_t seg, const char *name)
         return st;
     char key[SR_NAME_MAX + 64];
     sr_name_key(key, sizeof(key), sr_rt.my_pe, name);
-    st = sr_boot_publish(sr_rt.boot, key, desc, dlen);
+    st = sr_rt.env.test_names_local ? SYMRAIL_ERR_UNSUPPORTED
+                                    : sr_boot_publish(sr_rt.boot, key, desc, dlen);
     if (st == SYMRAIL_OK) {
         n->pmix = 1;
         /* The name for lookups on any PE: the first PE to publish it has it. */
@@ -154,31 +164,36 @@ symrail_status_t sr_seg_unpublish(const char *name)
         sr_error("symrail_seg_unpublish: this PE has not published '%s'", name);
         return SYMRAIL_ERR_INVALID;
     }
-    if (n->pmix) {
-        char key[SR_NAME_MAX + 64];
-        sr_name_key(key, sizeof(key), sr_rt.my_pe, name);
-        sr_boot_unpublish(sr_rt.boot, key);
-        sr_name_key(key, sizeof(key), -1, name);
-        sr_boot_unpublish(sr_rt.boot, key);
-    }
+    if (n->pmix)
+        sr_name_unpublish_pmix(name);
     free(n);
     return SYMRAIL_OK;
 }
 
-/* Forgets the names of a segment that goes. */
+/* Forgets the names of a segment that goes, at the launcher too: a lookup
+ * must not find a descriptor of memory that is no longer registered. */
 void sr_seg_names_drop(symrail_seg_t seg)
 {
+    sr_name_t *gone = NULL;
     pthread_mutex_lock(&sr_name_lock);
     for (sr_name_t **pp = &sr_names; *pp;) {
         sr_name_t *n = *pp;
         if (n->seg == seg) {
             *pp = n->next;
-            free(n);
+            n->next = gone;
+            gone = n;
         } else {
             pp = &n->next;
         }
     }
     pthread_mutex_unlock(&sr_name_lock);
+    while (gone) {
+        sr_name_t *n = gone;
+        gone = n->next;
+        if (n->pmix)
+            sr_name_unpublish_pmix(n->name);
+        free(n);
+    }
 }
 
 /* Asks PE `pe` (or every PE: -1) through notifications until one answers
@@ -256,7 +271,8 @@ symrail_status_t sr_seg_lookup(int pe, const char *name, int timeout_ms,
     sr_name_key(key, sizeof(key), pe, name);
     void *val = NULL;
     size_t vlen = 0;
-    st = sr_boot_lookup(sr_rt.boot, key, ms, &val, &vlen);
+    st = sr_rt.env.test_names_local ? SYMRAIL_ERR_UNSUPPORTED
+                                    : sr_boot_lookup(sr_rt.boot, key, ms, &val, &vlen);
     if (st == SYMRAIL_OK) {
         st = sr_region_import(val, vlen, rseg_p);
         free(val);

@@ -59,6 +59,8 @@ SR_ENV(tcp_fault_conn, SYMRAIL_TCP_FAULT_CONN, STRING, "", "*",
        "Testing only: LANE:N shuts down the connection of TCP lane LANE after N slices")
 SR_ENV(test_node_size, SYMRAIL_TEST_NODE_SIZE, UINT, "0", "0..1048576",
        "Testing only: PEs count as on one node only if their ranks divided by N are equal, so that shared memory does not carry the others (0: as the launcher says)")
+SR_ENV(test_names_local, SYMRAIL_TEST_NAMES_LOCAL, BOOL, "0", "0..1",
+       "Testing only: segment names are asked of the peers by notification, as where the launcher has no PMIx publish/lookup")
 SR_ENV(test_hold_lane, SYMRAIL_TEST_HOLD_LANE, STRING, "", "*",
        "Testing only: LANE:MS holds each completion of a slice on lane LANE back for MS milliseconds, so that operations stay outstanding (quiet isolation tests)")
 SR_ENV(teams_max,     SYMRAIL_TEAMS_MAX,     UINT,   "32", "3..4096",

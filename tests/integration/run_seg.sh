@@ -12,6 +12,10 @@ for n in 1 2 3; do
         env SYMRAIL_TRANSPORTS=tcp SYMRAIL_SLICE_SIZE=16K "$SYMRUN" -n "$n" --timeout 120 \
         "$T/t_seg"
 done
+for n in 2 3; do
+    run_case "seg: names asked of the peers, not of the launcher (-n $n)" 0 "$OK" \
+        env SYMRAIL_TEST_NAMES_LOCAL=1 "$SYMRUN" -n "$n" --timeout 120 "$T/t_seg"
+done
 run_case "seg: every PE its own target (-n 2)" 0 "$OK" \
     env T_SEG_SELF=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_seg"
 finish

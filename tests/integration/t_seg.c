@@ -14,7 +14,10 @@
  *  - after the owner deregisters, a batch through the old descriptor fails
  *    with SYMRAIL_ERR_STALE, its notification says so, and memory registered
  *    anew at the same place is untouched; importing the old descriptor is
- *    refused too.
+ *    refused too;
+ *  - names: publish, lookup on one PE and on any PE, a timeout for a name
+ *    never published, unpublish (through the launcher, or with
+ *    SYMRAIL_TEST_NAMES_LOCAL=1 by asking the peers).
  * `T_SEG_SELF=1` makes every PE target itself (a one-PE job does anyway).
  */
 #include <stdint.h>
@@ -196,6 +199,40 @@ static void stale(board_t *board, unsigned char *pool, symrail_seg_t seg, symrai
     T_CHECK(symrail_seg_deregister(again));
 }
 
+/* Names: each PE publishes its pool, the PE before it finds it by name on
+ * this PE and on any PE; a name nobody publishes times out; an unpublished
+ * one is gone. */
+static void names(symrail_seg_t seg)
+{
+    char name[64], theirs[64];
+    snprintf(name, sizeof(name), "pool.%d", me);
+    snprintf(theirs, sizeof(theirs), "pool.%d", next);
+    T_CHECK(symrail_seg_publish(seg, name));
+    T_EXPECT(symrail_seg_publish(seg, name), SYMRAIL_ERR_STATE);
+    if (me == 0)
+        T_CHECK(symrail_seg_publish(seg, "pool.first"));
+    symrail_rseg_t r, any;
+    T_CHECK(symrail_seg_lookup(next, theirs, 20000, &r));
+    int pe;
+    size_t len;
+    T_CHECK(symrail_rseg_info(r, &pe, &len));
+    T_ASSERT(pe == next && len == POOL, "lookup of %s: PE %d, %zu bytes", theirs, pe, len);
+    T_CHECK(symrail_seg_lookup(SYMRAIL_ANY_PE, "pool.first", 20000, &any));
+    T_CHECK(symrail_rseg_info(any, &pe, NULL));
+    T_ASSERT(pe == 0, "lookup of pool.first on any PE found PE %d's", pe);
+    T_EXPECT(symrail_seg_lookup(next, "never.published", 200, &r), SYMRAIL_ERR_TIMEOUT);
+    T_EXPECT(symrail_seg_lookup(next, "", 200, &r), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_rseg_release(any));
+    T_CHECK(symrail_barrier_all());
+    T_CHECK(symrail_seg_unpublish(name));
+    T_EXPECT(symrail_seg_unpublish(name), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_barrier_all());
+    T_EXPECT(symrail_seg_lookup(next, theirs, 200, &r), SYMRAIL_ERR_TIMEOUT);
+    T_CHECK(symrail_barrier_all());
+    if (me == 0)
+        T_CHECK(symrail_seg_unpublish("pool.first"));
+}
+
 int main(void)
 {
     T_CHECK(symrail_init_status());
@@ -221,6 +258,7 @@ int main(void)
 
     symrail_rseg_t r[2];
     exchange(board, seg, seg2, r);
+    names(seg);
 
     /* Round 0: paged write into the malloc'd pool. */
     t_fill(src, POOL, me, 0);

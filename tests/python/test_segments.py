@@ -21,7 +21,8 @@ LAYERS, BLOCKS, BB = 3, 48, 4096
 LSTRIDE = BLOCKS * BB
 SIZE = LAYERS * LSTRIDE
 T = 30000
-TAG_DESC, TAG_DONE, TAG_GONE, TAG_STALE, TAG_CANCEL, TAG_OUTCOME = range(0x100, 0x106)
+TAG_DESC, TAG_DONE, TAG_GONE, TAG_STALE, TAG_CANCEL, TAG_OUTCOME, TAG_CANCEL_DESC = \
+    range(0x100, 0x107)
 
 # Blocks the writer sends: remote runs (5,6,7), (20,21), singles; local ones
 # adjacent where remote ones are, so some runs coalesce.
@@ -218,7 +219,7 @@ def cancel():
     """The notification goes exactly once and says how the batch ended."""
     seg, pool = make_pool("bytearray")
     with seg:
-        rseg = exchange(seg, TAG_CANCEL + 1)
+        rseg = exchange(seg, TAG_CANCEL_DESC)
         with symrail.Batch(BLOCKS * LAYERS) as b:
             idx = list(range(BLOCKS))
             b.add_layers(symrail.WRITE, src, LSTRIDE, rseg, 0, LSTRIDE, LAYERS, idx[::2],
