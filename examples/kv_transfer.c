@@ -149,15 +149,24 @@ static int decode_grant(decode_t *d)
     return granted;
 }
 
+/* The next message with `tag`, waiting up to timeout_ms (0: a poll); 0 if
+ * none came. */
+static int take(uint32_t tag, int timeout_ms, symrail_notify_t *m)
+{
+    symrail_status_t st = timeout_ms == 0 ? symrail_notify_poll_tag(tag, m)
+                                          : symrail_notify_wait_tag(tag, timeout_ms, m);
+    if (st == SYMRAIL_ERR_AGAIN || st == SYMRAIL_ERR_TIMEOUT)
+        return 0;
+    CHECK(st);
+    return 1;
+}
+
 /* One request's KV, if its notification comes within timeout_ms. */
 static int decode_receive(decode_t *d, int timeout_ms)
 {
     static symrail_notify_t m;
-    symrail_status_t st = timeout_ms == 0 ? symrail_notify_poll_tag(TAG_KV, &m)
-                                          : symrail_notify_wait_tag(TAG_KV, timeout_ms, &m);
-    if (st == SYMRAIL_ERR_AGAIN || st == SYMRAIL_ERR_TIMEOUT)
+    if (!take(TAG_KV, timeout_ms, &m))
         return 0;
-    CHECK(st);
     uint64_t now = kv_now_ns();
     kv_msg_t km;
     memcpy(&km, m.payload, sizeof(km));
@@ -272,11 +281,8 @@ static int prefill_send(prefill_t *p, int timeout_ms)
     if (s == o->inflight || p->sent == o->requests)
         return 0;
     static symrail_notify_t m;
-    symrail_status_t st = timeout_ms == 0 ? symrail_notify_poll_tag(TAG_GRANT, &m)
-                                          : symrail_notify_wait_tag(TAG_GRANT, timeout_ms, &m);
-    if (st == SYMRAIL_ERR_AGAIN || st == SYMRAIL_ERR_TIMEOUT)
+    if (!take(TAG_GRANT, timeout_ms, &m))
         return 0;
-    CHECK(st);
     grant_msg_t g;
     memcpy(&g, m.payload, sizeof(g));
     const uint32_t *ridx = (const uint32_t *)(void *)(m.payload + sizeof(g));

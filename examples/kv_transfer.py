@@ -67,6 +67,16 @@ def pattern(req, layers, blocks, nwords, every_word):
     return x ^ (x >> np.uint64(31))
 
 
+def take(tag, timeout_ms):
+    """The next message with tag, waiting up to timeout_ms (0: a poll), or None."""
+    if timeout_ms == 0:
+        return symrail.notify_poll_tag(tag)
+    try:
+        return symrail.notify_wait_tag(tag, timeout_ms)
+    except symrail.TimeoutError:
+        return None
+
+
 class Job:
     def __init__(self, o):
         self.o = o
@@ -135,13 +145,7 @@ class Decode:
         return granted
 
     def receive(self, timeout_ms):
-        if timeout_ms == 0:
-            m = symrail.notify_poll_tag(TAG_KV)
-        else:
-            try:
-                m = symrail.notify_wait_tag(TAG_KV, timeout_ms)
-            except symrail.TimeoutError:
-                m = None
+        m = take(TAG_KV, timeout_ms)
         if m is None:
             return False
         now = time.monotonic_ns()
@@ -208,13 +212,7 @@ class Prefill:
         o = self.job.o
         if all(self.busy) or self.sent == o.requests:
             return False
-        if timeout_ms == 0:
-            m = symrail.notify_poll_tag(TAG_GRANT)
-        else:
-            try:
-                m = symrail.notify_wait_tag(TAG_GRANT, timeout_ms)
-            except symrail.TimeoutError:
-                m = None
+        m = take(TAG_GRANT, timeout_ms)
         if m is None:
             return False
         s = self.busy.index(False)
