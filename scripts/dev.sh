@@ -1,6 +1,7 @@
 #!/bin/sh
 # One entry point for a fresh Debian 12 machine (run as root or with sudo):
-#   scripts/dev.sh demo    install what is missing, build, run the ring demo on 4 PEs
+#   scripts/dev.sh demo    install what is missing, build, run the KV-cache demo on 4 PEs
+#   scripts/dev.sh ring    install what is missing, build, run the ring demo on 4 PEs
 #   scripts/dev.sh check   install what is missing, build, run every test (the verbs
 #                          tests in a Soft-RoCE qemu guest included)
 #   scripts/dev.sh deps    only install the Debian packages
@@ -73,6 +74,11 @@ case ${1:-} in
     demo)
         deps
         build
+        ./symrun -n 4 ./examples/kv_transfer --verify --layers 16 \
+            --block-bytes 4K,16K,64K --blocks-per-request 8,32 ;;
+    ring)
+        deps
+        build
         ./symrun -n 4 ./examples/ring ;;
     check)
         WITH_RXE=1
@@ -91,6 +97,6 @@ case ${1:-} in
         fi
         summarize ;;
     *)
-        echo "usage: $0 demo|check|deps" >&2
+        echo "usage: $0 demo|ring|check|deps" >&2
         exit 2 ;;
 esac
