@@ -132,32 +132,25 @@ static void sr_batch_unhold_locals(struct symrail_batch *b)
     b->nheld = 0;
 }
 
-/* Local segments in use may not be deregistered while the batch runs: each
- * run of tasks in one segment holds it once. */
+/* Local segments in use may not be deregistered while the batch runs: those
+ * that overlap the span of its local buffers are held (one pass over the
+ * tasks without a lock, one over the segments under it). */
 static symrail_status_t sr_batch_hold_locals(struct symrail_batch *b)
 {
-    sr_region_t *last = NULL;
-    for (size_t i = 0; i < b->n; i++) {
-        sr_task_t *t = &b->tasks[i];
-        if (last != NULL && t->local >= last->addr && t->local + t->len <= last->addr + last->len)
-            continue;
-        if ((last = sr_region_hold(t->local, t->len)) == NULL)
-            continue;
-        if (b->nheld == b->held_cap) {
-            size_t cap = b->held_cap ? b->held_cap * 2 : 8;
-            sr_region_t **held = realloc(b->held, cap * sizeof(*held));
-            if (held == NULL) {
-                sr_region_unhold(last);
-                sr_batch_unhold_locals(b);
-                sr_error("symrail_batch_submit: out of memory for the batch's local segments");
-                return SYMRAIL_ERR_NOMEM;
-            }
-            b->held = held;
-            b->held_cap = cap;
-        }
-        b->held[b->nheld++] = last;
+    if (b->n == 0)
+        return SYMRAIL_OK;
+    char *lo = b->tasks[0].local, *hi = lo + b->tasks[0].len;
+    for (size_t i = 1; i < b->n; i++) {
+        const sr_task_t *t = &b->tasks[i];
+        if (t->local < lo)
+            lo = t->local;
+        if (t->local + t->len > hi)
+            hi = t->local + t->len;
     }
-    return SYMRAIL_OK;
+    symrail_status_t st = sr_region_hold_span(lo, hi, &b->held, &b->held_cap, &b->nheld);
+    if (st != SYMRAIL_OK)
+        sr_error("symrail_batch_submit: out of memory for the batch's local segments");
+    return st;
 }
 
 static void sr_batch_post_more(struct symrail_batch *b)

@@ -238,22 +238,34 @@ symrail_status_t sr_region_copy_self(uint32_t id, uint32_t generation, uint64_t 
     return st;
 }
 
-sr_region_t *sr_region_hold(const void *addr, size_t len)
+symrail_status_t sr_region_hold_span(const char *lo, const char *hi, sr_region_t ***held_p,
+                                     size_t *cap_p, size_t *n_p)
 {
-    const char *a = addr;
-    sr_region_t *found = NULL;
+    symrail_status_t st = SYMRAIL_OK;
+    size_t n = 0;
     pthread_mutex_lock(&sr_reg_lock);
-    for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs && !found; id++) {
+    for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs; id++) {
         sr_region_t *r = sr_regs[id];
-        if (r && r->live && a >= r->addr && len <= r->len &&
-            (size_t)(a - r->addr) <= r->len - len)
-            found = r;
+        if (r == NULL || !r->live || r->addr >= hi || r->addr + r->len <= lo)
+            continue;
+        if (n == *cap_p) {
+            size_t cap = *cap_p ? *cap_p * 2 : 8;
+            sr_region_t **held = realloc(*held_p, cap * sizeof(*held));
+            if (held == NULL) {
+                st = SYMRAIL_ERR_NOMEM;
+                break;
+            }
+            *held_p = held;
+            *cap_p = cap;
+        }
+        (*held_p)[n++] = r;
     }
     /* Under the lock: a deregistration that saw busy 0 has freed it. */
-    if (found)
-        found->busy++;
+    for (size_t i = 0; i < n && st == SYMRAIL_OK; i++)
+        (*held_p)[i]->busy++;
     pthread_mutex_unlock(&sr_reg_lock);
-    return found;
+    *n_p = st == SYMRAIL_OK ? n : 0;
+    return st;
 }
 
 void sr_region_unhold(sr_region_t *reg)

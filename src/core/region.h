@@ -69,9 +69,10 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
 void sr_region_release(struct symrail_rseg *rseg);
 /* The live import of a handle, or NULL (logged, naming fn). */
 struct symrail_rseg *sr_rseg_of(const char *fn, symrail_rseg_t rseg);
-/* The live local region that holds [addr, addr+len), made busy (it is not
- * deregistered until sr_region_unhold), or NULL. */
-sr_region_t *sr_region_hold(const void *addr, size_t len);
+/* Holds every live segment that overlaps [lo, hi) (their pointers in
+ * (*held_p)[0 .. *n_p), an array grown as needed). */
+symrail_status_t sr_region_hold_span(const char *lo, const char *hi, sr_region_t ***held_p,
+                                     size_t *cap_p, size_t *n_p);
 void sr_region_unhold(sr_region_t *reg);
 void sr_regions_fini(void);
 /* Transport `tl` started after init (connected jobs): every live segment
