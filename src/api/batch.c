@@ -287,32 +287,27 @@ symrail_status_t symrail_batch_cancel(symrail_batch_t batch)
     return b ? sr_batch_cancel(b) : SYMRAIL_ERR_INVALID;
 }
 
-static symrail_status_t sr_batch_idle(const char *fn, struct symrail_batch *b)
+/* reset and free: only a batch that is not in flight. */
+static symrail_status_t sr_batch_idle_do(const char *fn, symrail_batch_t batch,
+                                         void (*what)(struct symrail_batch *b))
 {
-    if (b->state == SR_BATCH_OPEN || sr_batch_pump(b))
-        return SYMRAIL_OK;
-    sr_error("%s: the batch is in flight (wait for it or cancel it first)", fn);
-    return SYMRAIL_ERR_STATE;
+    struct symrail_batch *b = sr_batch_of(fn, batch);
+    if (b == NULL)
+        return SYMRAIL_ERR_INVALID;
+    if (b->state != SR_BATCH_OPEN && !sr_batch_pump(b)) {
+        sr_error("%s: the batch is in flight (wait for it or cancel it first)", fn);
+        return SYMRAIL_ERR_STATE;
+    }
+    what(b);
+    return SYMRAIL_OK;
 }
 
 symrail_status_t symrail_batch_reset(symrail_batch_t batch)
 {
-    struct symrail_batch *b = sr_batch_of("symrail_batch_reset", batch);
-    if (b == NULL)
-        return SYMRAIL_ERR_INVALID;
-    symrail_status_t st = sr_batch_idle("symrail_batch_reset", b);
-    if (st == SYMRAIL_OK)
-        sr_batch_clear(b);
-    return st;
+    return sr_batch_idle_do("symrail_batch_reset", batch, sr_batch_clear);
 }
 
 symrail_status_t symrail_batch_free(symrail_batch_t batch)
 {
-    struct symrail_batch *b = sr_batch_of("symrail_batch_free", batch);
-    if (b == NULL)
-        return SYMRAIL_ERR_INVALID;
-    symrail_status_t st = sr_batch_idle("symrail_batch_free", b);
-    if (st == SYMRAIL_OK)
-        sr_batch_delete(b);
-    return st;
+    return sr_batch_idle_do("symrail_batch_free", batch, sr_batch_delete);
 }
