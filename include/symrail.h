@@ -298,8 +298,9 @@ symrail_status_t symrail_seg_register(void *addr, size_t len, unsigned flags,
  * symrail_seg_deregister frees them. */
 symrail_status_t symrail_seg_alloc(size_t len, unsigned flags, void **addr_p,
                                    symrail_seg_t *seg_p);
-/* SYMRAIL_ERR_STATE while a batch of this PE that uses the segment is in
- * flight (nothing changes; wait for the batch first). */
+/* SYMRAIL_ERR_STATE while a batch of this PE whose local buffers lie in or
+ * around the segment is in flight (nothing changes; wait for the batch
+ * first). */
 symrail_status_t symrail_seg_deregister(symrail_seg_t seg);
 symrail_status_t symrail_seg_info(symrail_seg_t seg, void **addr_p, size_t *len_p);
 /* A self-contained descriptor of the segment, at most SYMRAIL_SEG_DESC_MAX
