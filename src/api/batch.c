@@ -66,6 +66,18 @@ static symrail_status_t sr_task_check(const char *fn, symrail_xfer_op_t op, cons
     return SYMRAIL_OK;
 }
 
+/* A batch that takes tasks, and a live import for them (logged if not). */
+static int sr_batch_adding(const char *fn, symrail_batch_t batch, symrail_rseg_t rseg,
+                           struct symrail_batch **b_p, struct symrail_rseg **rs_p)
+{
+    struct symrail_batch *b = sr_batch_of(fn, batch);
+    if (b == NULL || !sr_batch_open(fn, b))
+        return 0;
+    *b_p = b;
+    *rs_p = sr_rseg_of(fn, rseg);
+    return *rs_p != NULL;
+}
+
 static int sr_batch_room(const char *fn, struct symrail_batch *b, size_t more)
 {
     if (more <= b->cap - b->n)
@@ -80,11 +92,9 @@ symrail_status_t symrail_batch_add(symrail_batch_t batch, symrail_xfer_op_t op, 
                                    size_t *task_p)
 {
     static const char fn[] = "symrail_batch_add";
-    struct symrail_batch *b = sr_batch_of(fn, batch);
-    if (b == NULL || !sr_batch_open(fn, b))
-        return SYMRAIL_ERR_INVALID;
-    struct symrail_rseg *rs = sr_rseg_of(fn, rseg);
-    if (rs == NULL)
+    struct symrail_batch *b;
+    struct symrail_rseg *rs;
+    if (!sr_batch_adding(fn, batch, rseg, &b, &rs))
         return SYMRAIL_ERR_INVALID;
     symrail_status_t st = sr_task_check(fn, op, local, rs, roff, len, b->n);
     if (st != SYMRAIL_OK)
@@ -140,11 +150,9 @@ static symrail_status_t sr_api_layers(const char *fn, symrail_batch_t batch,
                                       size_t nblocks, size_t block_bytes, size_t *first_p,
                                       size_t *ntasks_p)
 {
-    struct symrail_batch *b = sr_batch_of(fn, batch);
-    if (b == NULL || !sr_batch_open(fn, b))
-        return SYMRAIL_ERR_INVALID;
-    struct symrail_rseg *rs = sr_rseg_of(fn, rseg);
-    if (rs == NULL)
+    struct symrail_batch *b;
+    struct symrail_rseg *rs;
+    if (!sr_batch_adding(fn, batch, rseg, &b, &rs))
         return SYMRAIL_ERR_INVALID;
     /* Bounds that keep every offset below 2^64 before it is checked
      * against the segment. */
