@@ -30,6 +30,7 @@
 #include "config.h"
 #include "util/copy.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -354,15 +355,22 @@ static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_
     return 0;
 }
 
+static pthread_once_t sr_copy_once = PTHREAD_ONCE_INIT;
+
+static void sr_copy_init(void)
+{
+    sr_copy_cfg_t cfg;
+    sr_copy_make(NULL, -1, 0, &cfg);
+    sr_copy_cfg = cfg;
+    __atomic_store_n(&sr_copy_ready, 1, __ATOMIC_RELEASE);
+}
+
 static const sr_copy_cfg_t *sr_copy_get(void)
 {
-    if (__builtin_expect(!__atomic_load_n(&sr_copy_ready, __ATOMIC_ACQUIRE), 0)) {
-        /* Racing first callers compute the same answer. */
-        sr_copy_cfg_t cfg;
-        sr_copy_make(NULL, -1, 0, &cfg);
-        sr_copy_cfg = cfg;
-        __atomic_store_n(&sr_copy_ready, 1, __ATOMIC_RELEASE);
-    }
+    /* Once: first copies of several threads at the same time must not
+     * write the configuration while another reads it. */
+    if (__builtin_expect(!__atomic_load_n(&sr_copy_ready, __ATOMIC_ACQUIRE), 0))
+        pthread_once(&sr_copy_once, sr_copy_init);
     return &sr_copy_cfg;
 }
 

@@ -20,7 +20,8 @@
  *  - names: publish, lookup on one PE and on any PE, a timeout for a name
  *    never published, unpublish (through the launcher, or with
  *    SYMRAIL_TEST_NAMES_LOCAL=1 by asking the peers).
- * `T_SEG_SELF=1` makes every PE target itself (a one-PE job does anyway).
+ * `T_SEG_SELF=1` makes every PE target itself (a one-PE job does anyway);
+ * `T_SEG_NO_STALE=1` leaves the stale descriptors out.
  */
 #include <stdint.h>
 #include <string.h>
@@ -321,7 +322,13 @@ int main(void)
     late_local(r[1]);
     bad_input(r[0], src);
     T_CHECK(symrail_barrier_all());
-    stale(board, pool, seg, r[0], src);
+    /* Over verbs a stale access breaks the queue pairs at both ends, and
+     * atomics the owner has in flight on them then fail too: the verbs
+     * suite runs stale descriptors one way at a time in t_rseg instead. */
+    if (!t_env("T_SEG_NO_STALE", 0))
+        stale(board, pool, seg, r[0], src);
+    else
+        T_CHECK(symrail_seg_deregister(seg));
 
     T_CHECK(symrail_rseg_release(r[0]));
     T_CHECK(symrail_rseg_release(r[1]));

@@ -121,12 +121,14 @@ run_case "a peer's malloc'd segment over two rails; stale after deregistering" 0
     "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
 # The core's segments and batches: paged batches with notifications, stale
 # descriptors, names (by the launcher and by asking the peers).
+# Stale descriptors over verbs are t_rseg's (one way at a time): here both
+# ways at once would break the queue pairs under the owner's own atomics.
 run_case "segments and paged batches over verbs, 16K slices (-n 2)" 0 \
     '^ok: seg: segments, paged batches' \
-    env SYMRAIL_SLICE_SIZE=16K "$SYMRUN" --timeout 400 -n 2 "$T/t_seg"
+    env SYMRAIL_SLICE_SIZE=16K T_SEG_NO_STALE=1 "$SYMRUN" --timeout 400 -n 2 "$T/t_seg"
 run_case "segments and paged batches over verbs, names asked of the peers (-n 3)" 0 \
     '^ok: seg: segments, paged batches' \
-    env SYMRAIL_TEST_NAMES_LOCAL=1 "$SYMRUN" --timeout 400 -n 3 "$T/t_seg"
+    env SYMRAIL_TEST_NAMES_LOCAL=1 T_SEG_NO_STALE=1 "$SYMRUN" --timeout 400 -n 3 "$T/t_seg"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
