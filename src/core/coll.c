@@ -259,7 +259,7 @@ symrail_status_t sr_coll_fcollect(const char *fn, sr_team_t *team, void *dest, c
         return st;
     size_t *sz = malloc(2 * (size_t)cop.n * sizeof(size_t));
     if (sz == NULL)
-        return SYMRAIL_ERR_NOMEM;
+        return sr_cop_end(&cop, SYMRAIL_ERR_NOMEM);
     for (int i = 0; i < cop.n; i++) {
         sz[i] = nbytes;
         sz[cop.n + i] = (size_t)i * nbytes;
@@ -293,7 +293,7 @@ symrail_status_t sr_coll_collect(const char *fn, sr_team_t *team, void *dest, co
     if (all == NULL || sz == NULL) {
         free(all);
         free(sz);
-        return SYMRAIL_ERR_NOMEM;
+        return sr_cop_end(&cop, SYMRAIL_ERR_NOMEM);
     }
     /* Every member's size, by a sum of vectors with one non-zero entry. */
     all[cop.me] = nbytes;
