@@ -6,6 +6,14 @@
  * transport's address blob.  Jobs that connect may run different builds of
  * one version on one architecture: the header travels as laid out, with
  * fixed-width fields, and its version is checked.
+ *
+ * Which transport: TCP always carries the JOIN, the notifications and the
+ * news that the peer left (its lanes do not come back).  Where both ends are
+ * on one host (host hash), both run shared memory and it reaches the peer's
+ * process (the transport reads the peer's incarnation word at `probe` by
+ * cross-memory attach), segments and batches go over shared memory like
+ * those of a local PE, and TCP stays for the messages.  Each end chooses for
+ * what it sends; the choice is logged at info level.
  */
 #include "config.h"
 #include "core/endpoint.h"
@@ -13,6 +21,7 @@
 #include "core/region.h"
 #include "util/crypto.h"
 #include "util/log.h"
+#include "util/strlist.h"
 #include "util/sys.h"
 
 #include <pthread.h>
@@ -22,10 +31,11 @@
 #include <unistd.h>
 
 #define SR_EP_MAGIC   0x50457253u  /* "SrEP" */
-#define SR_EP_VERSION 1
+#define SR_EP_VERSION 2
 #define SR_EP_ADDR_MAX (SYMRAIL_ENDPOINT_MAX - sizeof(sr_ep_hdr_t))
 
 enum { SR_EP_EXPORT = 1, SR_EP_JOIN = 2 };
+#define SR_EP_F_SHM 1u  /* the sender takes shared memory from connected peers */
 /* A number's state; GONE numbers keep who they were, for STALE. */
 enum { SR_EP_FREE = 0, SR_EP_JOINING, SR_EP_UP, SR_EP_GONE };
 
@@ -38,6 +48,9 @@ typedef struct {
     int32_t  pid;
     uint64_t incarnation; /* random per process and init */
     uint64_t host;        /* hash of the host's name and boot */
+    uint64_t probe;       /* address of the incarnation word in the sender */
+    uint32_t flags;       /* SR_EP_F_* */
+    uint32_t reserved;
     uint8_t  secret[SR_TL_PEER_SECRET_LEN];  /* EXPORT: what a connector must know */
     uint32_t conn_id;     /* JOIN: names the pair at both ends */
     uint32_t alen;        /* the TCP address blob that follows */
@@ -57,6 +70,7 @@ static sr_ep_peer_t   *sr_ep_peers;   /* [n_max - n_pes] */
 static uint8_t         sr_ep_secret[SR_TL_PEER_SECRET_LEN];
 static uint64_t        sr_ep_incarnation, sr_ep_host;
 static int             sr_ep_njoins;  /* JOINING numbers (atomic) */
+static int             sr_ep_shm_tried;
 
 uint64_t sr_job_hash(void)
 {
@@ -108,6 +122,7 @@ symrail_status_t sr_endpoint_init(void)
     }
     sr_ep_host = sr_ep_host_hash();
     sr_ep_njoins = 0;
+    sr_ep_shm_tried = 0;
     return sr_notify_handler_set(SR_EP_TAG_JOIN, sr_ep_join_handler, NULL);
 }
 
@@ -155,8 +170,32 @@ static sr_tl_slot_t *sr_ep_tl(const char *fn)
     sr_regions_tl_added(sr_rt.ntls - 1);
     /* Waits sleep on one transport only where it carries every peer. */
     sr_rt.sleeper = -1;
-    sr_info("TCP started for connected jobs (also between jobs on this host)");
+    sr_info("TCP started for connected jobs");
     return slot;
+}
+
+/* The shared-memory transport for connected peers on this host, started
+ * now if SYMRAIL_TRANSPORTS names it and the job did not start it; NULL
+ * where there is none.  sr_ep_lock held. */
+static sr_tl_slot_t *sr_ep_shm(void)
+{
+    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (sr_rt.tls[i].attr.host_peers)
+            return &sr_rt.tls[i];
+    const sr_tl_ops_t *ops = sr_tl_by_name("shm");
+    if (sr_ep_shm_tried || ops == NULL || !sr_list_has(sr_rt.env.transports, "shm"))
+        return NULL;
+    sr_ep_shm_tried = 1;
+    symrail_status_t st = sr_tl_open(ops, 1);
+    if (st != SYMRAIL_OK) {
+        sr_info("shared memory cannot start for connected jobs (%s): they use TCP",
+                symrail_strerror(st));
+        return NULL;
+    }
+    sr_regions_tl_added(sr_rt.ntls - 1);
+    sr_rt.sleeper = -1;
+    return &sr_rt.tls[sr_rt.ntls - 1];
 }
 
 /* Header and TCP address of our own, as `kind`. */
@@ -167,6 +206,8 @@ static symrail_status_t sr_ep_pack(sr_tl_slot_t *slot, int kind, uint32_t conn_i
         .magic = SR_EP_MAGIC, .version = SR_EP_VERSION, .kind = (uint16_t)kind,
         .job = sr_job_hash(), .pe = sr_rt.my_pe, .pid = (int32_t)getpid(),
         .incarnation = sr_ep_incarnation, .host = sr_ep_host, .conn_id = conn_id,
+        .probe = (uint64_t)(uintptr_t)&sr_ep_incarnation,
+        .flags = sr_ep_shm() ? SR_EP_F_SHM : 0,
     };
     if (kind == SR_EP_EXPORT)
         memcpy(h.secret, sr_ep_secret, sizeof(h.secret));
@@ -221,6 +262,41 @@ static symrail_status_t sr_ep_parse(const char *fn, const void *buf, size_t len,
     return SYMRAIL_OK;
 }
 
+/* Both endpoints of a connected peer. */
+static symrail_status_t sr_ep_check(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    symrail_status_t st = peer->ops->ep_check(peer->ep);
+    if (st == SYMRAIL_OK && peer->msg_ops)
+        st = peer->msg_ops->ep_check(peer->msg_ep);
+    return st;
+}
+
+static void sr_ep_close(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    peer->ops->disconnect(peer->ep);
+    if (peer->msg_ops)
+        peer->msg_ops->disconnect(peer->msg_ep);
+}
+
+void sr_endpoint_msg_down(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    uint32_t w[SR_TL_MAX_LANES];
+    if (peer->msg_ops == NULL || ep == NULL)
+        return;
+    int n = peer->msg_ops->ep_lanes(peer->msg_ep, w, SR_TL_MAX_LANES);
+    for (int l = 0; l < n; l++)
+        if (w[l])
+            return;
+    /* A TCP lane does not come back: the peer left, or broke off. */
+    sr_info("connected peer %d: its TCP connection is gone; its segments are not reached "
+            "any more", pe);
+    peer->ops->disconnect(ep);
+}
+
 symrail_status_t sr_endpoint_export(void *buf, size_t *len_p)
 {
     pthread_mutex_lock(&sr_ep_lock);
@@ -229,6 +305,33 @@ symrail_status_t sr_endpoint_export(void *buf, size_t *len_p)
                                : SYMRAIL_ERR_NO_TRANSPORT;
     pthread_mutex_unlock(&sr_ep_lock);
     return st;
+}
+
+/* Connects number pe over shared memory too where it reaches the peer: what
+ * carries its segments, in words for the log. */
+static const char *sr_ep_dial_shm(int pe, const sr_ep_hdr_t *h, const sr_tl_peer_addr_t *pa,
+                                  sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p)
+{
+    if (h->host != sr_ep_host)
+        return "TCP (another host)";
+    if (!(h->flags & SR_EP_F_SHM))
+        return "TCP (the peer takes no shared memory)";
+    sr_tl_slot_t *shm = sr_ep_shm();
+    if (shm == NULL)
+        return "TCP (no shared-memory transport here, SYMRAIL_TRANSPORTS)";
+    char tmp[sizeof(*pa) + sizeof(sr_tl_host_addr_t)];
+    sr_tl_host_addr_t ha = { .pid = h->pid, .probe_addr = h->probe,
+                             .probe_val = h->incarnation };
+    memcpy(tmp, pa, sizeof(*pa));
+    memcpy(tmp + sizeof(*pa), &ha, sizeof(ha));
+    sr_tl_ep_t *ep = NULL;
+    symrail_status_t st = shm->ops->connect(shm->tl, pe, tmp, sizeof(tmp), &ep);
+    explicit_bzero(tmp, sizeof(tmp));
+    if (st != SYMRAIL_OK)
+        return "TCP (shared memory does not reach its process)";
+    *slot_p = shm;
+    *ep_p = ep;
+    return "shared memory (segments, batches), TCP (notifications)";
 }
 
 /* Connects number pe over slot to the peer `h` describes (address at addr). */
@@ -240,7 +343,6 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
     memcpy(pa.secret, secret, sizeof(pa.secret));
     memcpy(tmp, &pa, sizeof(pa));
     memcpy(tmp + sizeof(pa), addr, h->alen);
-    explicit_bzero(&pa, sizeof(pa));
     sr_is_local[pe] = h->host == sr_ep_host;
     sr_rt.peers[pe].is_local = sr_is_local[pe];
     sr_rt.pids[pe] = h->pid;
@@ -248,14 +350,27 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
     symrail_status_t st = slot->ops->connect(slot->tl, pe, tmp, sizeof(sr_tl_peer_addr_t) + h->alen,
                                              &ep);
     explicit_bzero(tmp, sizeof(tmp));
-    if (st != SYMRAIL_OK)
+    if (st != SYMRAIL_OK) {
+        explicit_bzero(&pa, sizeof(pa));
         return st;
+    }
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_tl_slot_t *data = slot;
+    sr_tl_ep_t *dep = ep;
+    const char *how = sr_ep_dial_shm(pe, h, &pa, &data, &dep);
+    explicit_bzero(&pa, sizeof(pa));
+    if (data != slot) {
+        peer->msg_ops = slot->ops;
+        peer->msg_ep = ep;
+    }
+    sr_info("PE %d of job %016llx (pid %d), peer %d here, is reached over %s", h->pe,
+            (unsigned long long)h->job, h->pid, pe, how);
     sr_ep_peer_t *p = sr_ep_of(pe);
     p->job = h->job;
     p->pe = h->pe;
     p->pid = h->pid;
     p->incarnation = h->incarnation;
-    sr_peer_setup(pe, slot, ep);
+    sr_peer_setup(pe, data, dep);
     p->state = SR_EP_UP;
     return SYMRAIL_OK;
 }
@@ -283,8 +398,7 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
     for (int pe = sr_rt.n_pes; pe < sr_rt.n_max; pe++) {
         sr_ep_peer_t *p = sr_ep_of(pe);
         if (p->state == SR_EP_UP && p->job == h.job && p->pe == h.pe &&
-            p->incarnation == h.incarnation &&
-            sr_rt.peers[pe].ops->ep_check(sr_rt.peers[pe].ep) == SYMRAIL_OK) {
+            p->incarnation == h.incarnation && sr_ep_check(pe) == SYMRAIL_OK) {
             *peer_p = pe;  /* connected already */
             st = SYMRAIL_OK;
             goto out;
@@ -322,7 +436,7 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
             sr_error("%s: PE %d of job %016llx (pid %d) did not take the connection: %s", fn,
                      h.pe, (unsigned long long)h.job, h.pid, symrail_strerror(st));
             pthread_mutex_lock(&sr_ep_lock);
-            sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);
+            sr_ep_close(pe);
             p->state = SR_EP_GONE;
             pthread_mutex_unlock(&sr_ep_lock);
         } else {
@@ -428,7 +542,10 @@ symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p)
     }
     sr_peer_t *peer = &sr_rt.peers[pe];
     for (; p->owed > 0; p->owed--)
-        peer->ops->notify_release(peer->ep);
+        if (peer->msg_ops)
+            peer->msg_ops->notify_release(peer->msg_ep);
+        else
+            peer->ops->notify_release(peer->ep);
     pthread_mutex_unlock(&sr_ep_lock);
     sr_info("accepted PE %d of job %016llx (pid %d) as PE %d", h.pe, (unsigned long long)h.job,
             h.pid, pe);
@@ -446,7 +563,7 @@ symrail_status_t sr_endpoint_disconnect(int pe)
                  p && p->state == SR_EP_GONE ? " any more (disconnected or failed)" : "");
         st = SYMRAIL_ERR_INVALID;
     } else {
-        sr_rt.peers[pe].ops->disconnect(sr_rt.peers[pe].ep);
+        sr_ep_close(pe);
         p->state = SR_EP_GONE;
         sr_info("disconnected from PE %d (PE %d of job %016llx)", pe, p->pe,
                 (unsigned long long)p->job);
@@ -464,8 +581,7 @@ symrail_status_t sr_endpoint_find(const char *fn, uint64_t job, int pe, int pid,
         if ((p->state != SR_EP_UP && p->state != SR_EP_GONE) || p->job != job || p->pe != pe)
             continue;
         /* One that left without a word stays UP until disconnected here. */
-        if (p->state == SR_EP_UP && p->pid == pid &&
-            sr_rt.peers[n].ops->ep_check(sr_rt.peers[n].ep) != SYMRAIL_ERR_PEER_GONE) {
+        if (p->state == SR_EP_UP && p->pid == pid && sr_ep_check(n) != SYMRAIL_ERR_PEER_GONE) {
             pthread_mutex_unlock(&sr_ep_lock);
             *pe_p = n;
             return SYMRAIL_OK;

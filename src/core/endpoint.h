@@ -6,9 +6,10 @@
  * that have room for SYMRAIL_CONNECT_MAX of them from init on; notifications,
  * segments and batches take it where they take a PE; the symmetric heap,
  * atomics, collectives and OpenSHMEM do not (the peer has no part in this
- * job's heap).  It is reached over TCP, on one host too: shared memory and
- * verbs between jobs are not done yet.  The TCP transport starts when the
- * first export or connect needs it, where the job did not start it.
+ * job's heap).  It is reached over TCP, and on one host over shared memory
+ * for segments and batches (endpoint.c says when); verbs between jobs is not
+ * done yet.  The TCP transport starts when the first export or connect
+ * needs it, where the job did not start it.
  *
  * Both ends have a number for each other: the connector's connect() dials
  * the exporter's TCP addresses and sends a JOIN message (reserved tag) with
@@ -52,6 +53,10 @@ symrail_status_t sr_endpoint_export(void *buf, size_t *len_p);
 symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p);
 symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p);
 symrail_status_t sr_endpoint_disconnect(int peer);
+/* A lane of the endpoint that carries a connected peer's messages went
+ * down (lane report): with the last one, the peer is gone for the other
+ * endpoint too. */
+void sr_endpoint_msg_down(int pe);
 /* A JOIN message, whole (from its notify handler): 1 when it took it. */
 int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t len);
 /* A message of `pe` was consumed before its endpoint was there: its slot goes

@@ -73,7 +73,8 @@ static symrail_status_t sr_notify_tx_advance(sr_notify_tx_t *tx, int pe)
             n = sr_notify_min(tx->hdr.len - at, SR_TL_NOTIFY_MAX);
             frag = tx->payload + at;
         }
-        symrail_status_t st = peer->ops->notify(peer->ep, tx->tag, frag, n);
+        symrail_status_t st = peer->msg_ops ? peer->msg_ops->notify(peer->msg_ep, tx->tag, frag, n)
+                                            : peer->ops->notify(peer->ep, tx->tag, frag, n);
         if (st == SYMRAIL_ERR_AGAIN)
             return st;
         if (st != SYMRAIL_OK) {

@@ -109,7 +109,8 @@ static void sr_notify_release(int src, uint32_t tl, uint32_t count)
 {
     sr_peer_t *peer = &sr_rt.peers[src];
     const sr_tl_ops_t *ops = sr_rt.tls[tl].ops;
-    sr_tl_ep_t *ep = peer->ops == ops ? peer->ep : peer->amo_ops == ops ? peer->amo_ep : NULL;
+    sr_tl_ep_t *ep = peer->ops == ops ? peer->ep : peer->amo_ops == ops ? peer->amo_ep
+                     : peer->msg_ops == ops ? peer->msg_ep : NULL;
     for (; ep != NULL && count > 0; count--)
         ops->notify_release(ep);
     /* A connected peer not yet accepted has no endpoint here: accept gives

@@ -15,6 +15,7 @@
 #include "core/rt.h"
 #include "core/lanes.h"
 #include "core/slice.h"
+#include "core/endpoint.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -60,6 +61,10 @@ void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t genera
     sr_lanes_t *lanes = &peer->lanes;
     uint32_t *gen = peer->lane_gen;
     if (slot != NULL && slot->ops != peer->ops) {
+        if (slot->ops == peer->msg_ops && weight == 0) {
+            sr_endpoint_msg_down(pe);
+            return;
+        }
         if (slot->ops != peer->amo_ops)
             return;  /* no endpoint of ours on that transport is in use */
         lanes = &peer->amo_lanes;  /* the endpoint that carries the peer's atomics */

@@ -120,6 +120,11 @@ typedef struct {
     sr_tl_ep_t        *amo_cand;     /* connected at wireup; becomes amo_ep if needed */
     const sr_tl_ops_t *amo_cand_ops;
     uint8_t            amo_direct;   /* atomics answer at once through ops (immediate) */
+    /* A connected peer on this host reached over shared memory: its
+     * notifications (and JOIN) travel over this endpoint (TCP), which also
+     * says when it left; NULL: over ops/ep. */
+    const sr_tl_ops_t *msg_ops;
+    sr_tl_ep_t        *msg_ep;
     sr_lanes_t         amo_lanes;
     uint32_t           amo_lane_gen[SR_TL_MAX_LANES];
 } sr_peer_t;

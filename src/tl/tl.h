@@ -145,6 +145,23 @@ typedef struct {
     uint32_t pe;       /* the peer's number in its own job */
 } sr_tl_peer_addr_t;
 
+/* A transport with attr host_peers (shared memory) takes, after the
+ * sr_tl_peer_addr_t, this instead of an addr_pack blob: the peer's process,
+ * and a word of its memory that holds `probe_val`, which the transport reads
+ * to learn whether it reaches that process (same host, same process ids,
+ * allowed to attach) before it says yes.  It carries segments only
+ * (rkey_unpack, and put, get and atomics through keys): no heap, no
+ * notifications, which the core sends over the peer's other endpoint.
+ * disconnect marks the endpoint gone (every access fails with
+ * SYMRAIL_ERR_PEER_GONE from then on) and may be called more than once; the
+ * endpoint's memory and keys stay until rkey_release and fini. */
+typedef struct {
+    int32_t  pid;
+    uint32_t reserved;
+    uint64_t probe_addr;
+    uint64_t probe_val;
+} sr_tl_host_addr_t;
+
 /*
  * Regions.  Region ids name this PE's memory that peers may access:
  * SR_TL_REGION_HEAP and SR_TL_REGION_DATA are registered before addr_pack
@@ -189,6 +206,8 @@ typedef struct {
                             * before they return: the core calls them with comp NULL */
     int    nic_atomics;    /* atomics are applied by a device and are not atomic with CPU
                             * atomics on the same word (no global atomicity) */
+    int    host_peers;     /* reaches connected peers on this host only, by their process:
+                            * connect takes an sr_tl_host_addr_t (see "Connected peers") */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {

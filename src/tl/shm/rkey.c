@@ -130,7 +130,7 @@ static symrail_status_t sr_shm_cma_error(sr_tl_ep_t *ep, uint32_t id, int pid, i
 
 /* The kernel may stop short (a fault, a signal): go on from where it
  * stopped until all is done or it makes no progress. */
-static int sr_shm_cma(int pid, void *local, uint64_t raddr, size_t len, int to_peer)
+int sr_shm_cma(int pid, void *local, uint64_t raddr, size_t len, int to_peer)
 {
     size_t done = 0;
     while (done < len) {
@@ -152,13 +152,16 @@ symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint6
                                  size_t len, int to_peer)
 {
     sr_shm_key_t *k = sr_shm_key(ep, rkey);
+    symrail_status_t st = sr_shm_peer_live(ep);
+    if (sr_unlikely(st != SYMRAIL_OK))
+        return st;
     if (sr_unlikely(k == NULL || roff > k->len || len > k->len - roff)) {
         sr_error("shm: %s of %zu bytes at offset %llu through key %u to PE %d: %s",
                  to_peer ? "put" : "get", len, (unsigned long long)roff, rkey, ep->pe,
                  k == NULL ? "no such key" : "past the segment's end");
         return SYMRAIL_ERR_INVALID;
     }
-    symrail_status_t st = sr_shm_enter(ep, rkey, k);
+    st = sr_shm_enter(ep, rkey, k);
     if (sr_unlikely(st != SYMRAIL_OK))
         return st;
     if (k->base != NULL) {
@@ -183,6 +186,9 @@ symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey
 {
     sr_shm_key_t *k = sr_shm_key(ep, rkey);
     uint64_t old;
+    symrail_status_t st = sr_shm_peer_live(ep);
+    if (sr_unlikely(st != SYMRAIL_OK))
+        return st;
     if (sr_unlikely(k == NULL || roff > k->len || SR_TL_AMO_WIDTH(op) > k->len - roff)) {
         sr_error("shm: atomic at offset %llu through key %u to PE %d: %s",
                  (unsigned long long)roff, rkey, ep->pe,
@@ -196,7 +202,7 @@ symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey
                      k->id, ep->pe);
         return SYMRAIL_ERR_UNSUPPORTED;
     }
-    symrail_status_t st = sr_shm_enter(ep, rkey, k);
+    st = sr_shm_enter(ep, rkey, k);
     if (sr_unlikely(st != SYMRAIL_OK))
         return st;
     int did = sr_cpu_amo(k->base + roff, op, operand, compare, &old);

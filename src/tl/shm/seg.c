@@ -48,7 +48,6 @@ struct sr_shm_segs {
     char           tab_name[SR_SHM_NAME_LEN];
     sr_shm_seg_t  *byid;   /* [nbyid], grown to the largest id */
     uint32_t       nbyid;
-    int            ptracer_checked;
 };
 
 static symrail_status_t sr_shm_segs_get(sr_tl_ctx_t *ctx, struct sr_shm_segs **segs_p)
@@ -93,11 +92,11 @@ int sr_shm_yama_scope(void)
 /* With Yama's ptrace_scope 1 only a parent may attach: local peers are not
  * our parents, so this process lets any process of its user attach (which
  * scope 0 allows anyway). */
-static void sr_shm_allow_attach(struct sr_shm_segs *segs)
+void sr_shm_allow_attach(void)
 {
-    if (segs->ptracer_checked)
+    static int checked;
+    if (__atomic_exchange_n(&checked, 1, __ATOMIC_RELAXED))
         return;
-    segs->ptracer_checked = 1;
     if (sr_shm_yama_scope() != 1)
         return;
     if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0)
@@ -167,7 +166,7 @@ symrail_status_t sr_shm_seg_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_m
     seg->state = SR_SHM_SEG_LIVE;
     snprintf(seg->name, sizeof(seg->name), "%s", mem->shm_name ? mem->shm_name : "");
     if (mem->shm_name == NULL)
-        sr_shm_allow_attach(segs);
+        sr_shm_allow_attach();
     /* Importers only count copies in the word: keep their count. */
     uint64_t *word = &segs->tab->word[region];
     uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);

@@ -41,5 +41,10 @@ typedef struct {
 
 /* Yama's ptrace_scope, -1 without Yama. */
 int sr_shm_yama_scope(void);
+/* Under Yama's ptrace_scope 1, lets processes of this user attach to this
+ * one (cross-memory attach); once per process. */
+void sr_shm_allow_attach(void);
+/* Cross-memory attach: 0 or the errno. */
+int sr_shm_cma(int pid, void *local, uint64_t raddr, size_t len, int to_peer);
 
 #endif

@@ -113,6 +113,7 @@ static void sr_shm_wireup_done(sr_tl_ctx_t *ctx)
 static void sr_shm_fini(sr_tl_ctx_t *ctx)
 {
     sr_shm_wireup_done(ctx);
+    sr_shm_peers_fini(ctx);
     sr_shm_seg_fini(ctx);
     sr_shm_unmap(ctx->hdr, ctx->ctl_len);
     free(ctx->delivered);
@@ -127,6 +128,7 @@ static void sr_shm_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     attr_p->can_sleep = 1;
     attr_p->ordered_lanes = 1;  /* copies complete before the call returns */
     attr_p->immediate = 1;
+    attr_p->host_peers = 1;
 }
 
 static symrail_status_t sr_shm_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem)
@@ -178,6 +180,10 @@ static void sr_shm_disconnect(sr_tl_ep_t *ep)
 {
     if (ep == NULL)
         return;
+    if (ep->peer) {
+        sr_shm_peer_disconnect(ep);
+        return;
+    }
     sr_shm_seg_ep_fini(ep);
     if (!ep->self) {
         for (int r = 0; r < SR_SHM_MAX_REGIONS; r++)
@@ -194,6 +200,8 @@ static symrail_status_t sr_shm_connect(sr_tl_ctx_t *ctx, int pe, const void *add
     symrail_status_t st;
     sr_tl_ep_t *ep;
 
+    if (pe >= ctx->params.n_pes)
+        return sr_shm_peer_connect(ctx, pe, addr, len, ep_p);
     if (!sr_shm_reachable(ctx, pe, addr, len) || a->nregions > SR_SHM_MAX_REGIONS)
         return SYMRAIL_ERR_INVALID;
     if (a->ctl_len != ctx->ctl_len) {
@@ -303,6 +311,8 @@ static symrail_status_t sr_shm_notify_one(sr_tl_ep_t *ep, uint32_t tag, const vo
 static symrail_status_t sr_shm_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                                       size_t len)
 {
+    if (sr_unlikely(ep->peer))
+        return SYMRAIL_ERR_UNSUPPORTED;  /* no ring of ours at a connected peer */
     if (!ep->ctx->mt)
         return sr_shm_notify_one(ep, tag, payload, len);
     pthread_mutex_lock(&ep->tx_lock);
@@ -368,6 +378,8 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
 
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 {
+    if (sr_unlikely(ep->peer))
+        return sr_shm_peer_check(ep);
     return !ep->self && sr_pid_gone(ep->pid) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
 }
 

@@ -51,6 +51,11 @@ struct sr_tl_ep {
     char             *base[SR_SHM_MAX_REGIONS];
     size_t            len[SR_SHM_MAX_REGIONS];
     struct sr_shm_imp *imp;       /* NULL until the first rkey_unpack */
+    /* A connected peer (a process of another job, peer.c): segments only;
+     * hdr is our own, so that kicks after a copy need no test. */
+    int               peer;
+    int               gone;       /* disconnected (atomic) */
+    struct sr_tl_ep  *next_peer;  /* ctx->peers */
 };
 
 struct sr_tl_ctx {
@@ -68,7 +73,8 @@ struct sr_tl_ctx {
     int            mt;            /* params.thread_multiple */
     pthread_mutex_t rx_lock;      /* one thread at a time hands messages to the core */
     struct sr_shm_segs *segs;     /* NULL until the first segment */
-    pthread_mutex_t seg_lock;     /* guards segs; creates every endpoint's imp */
+    pthread_mutex_t seg_lock;     /* guards segs and peers; creates every endpoint's imp */
+    struct sr_tl_ep *peers;       /* connected peers' endpoints, freed at fini */
 };
 
 static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
@@ -108,6 +114,21 @@ symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint6
                                  size_t len, int to_peer);
 symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey, uint64_t roff,
                                    uint64_t operand, uint64_t compare, uint64_t *result_p);
+/* peer.c: connected peers on this host (tl.h's sr_tl_host_addr_t). */
+symrail_status_t sr_shm_peer_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                     sr_tl_ep_t **ep_p);
+void sr_shm_peer_disconnect(sr_tl_ep_t *ep);
+symrail_status_t sr_shm_peer_check(sr_tl_ep_t *ep);
+void sr_shm_peers_fini(sr_tl_ctx_t *ctx);
+
+/* A connected peer that left: nothing reaches its memory any more. */
+static inline symrail_status_t sr_shm_peer_live(sr_tl_ep_t *ep)
+{
+    if (sr_likely(!ep->peer) || !__atomic_load_n(&ep->gone, __ATOMIC_ACQUIRE))
+        return SYMRAIL_OK;
+    return SYMRAIL_ERR_PEER_GONE;
+}
+
 /* Every key of the endpoint goes; and this PE's segments at fini. */
 void sr_shm_seg_ep_fini(sr_tl_ep_t *ep);
 void sr_shm_seg_fini(sr_tl_ctx_t *ctx);
