@@ -5,6 +5,13 @@
 # must see PEER_GONE within a short SYMRAIL_OP_TIMEOUT and keep its own job
 # going; a second connector then connects, its predecessor's descriptor is
 # refused as stale, and it disconnects at the end.
+#
+# Each case runs over shared memory (the jobs are on one host), over TCP
+# (SYMRAIL_TRANSPORTS=tcp in every job) and mixed (the connectors run TCP
+# only, so the exporter must not take shared memory to them either); the log
+# (SYMRAIL_LOG=info) must say that the expected one was taken, at both ends.
+# Pools are malloc'd (cross-memory attach) or, with T_JOBS_ALLOC=1, from
+# symrail_seg_alloc (mapped).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
@@ -20,27 +27,46 @@ wait_file() {
     done
 }
 
-# jobs_case NAME N BYSTANDER SINGLETON: exporter of N PEs, connector killed,
-# connector again (SINGLETON 1: started without a launcher); BYSTANDER 1: a
-# third connector is connected throughout and exchanges after the kill.
+# over FILE WANT: every connected peer in FILE's log is reached over WANT
+# (shm or tcp), and at least one is.
+over() {
+    shm=$(grep -c 'is reached over shared memory' "$1")
+    tcp=$(grep -c 'is reached over TCP' "$1")
+    case $2 in
+    shm) [ "$shm" -gt 0 ] && [ "$tcp" -eq 0 ] ;;
+    tcp) [ "$tcp" -gt 0 ] && [ "$shm" -eq 0 ] ;;
+    esac
+}
+
+# jobs_case NAME N BYSTANDER SINGLETON MODE ALLOC: exporter of N PEs,
+# connector killed, connector again (SINGLETON 1: started without a
+# launcher); BYSTANDER 1: a third connector is connected throughout and
+# exchanges after the kill; MODE shm, tcp or mixed (see above).
 jobs_case() {
-    name=$1 n=$2 by=$3 single=$4
+    name="$1 ($5${6:+, seg_alloc pools})" n=$2 by=$3 single=$4 mode=$5
     launch="$SYMRUN -n 1 --timeout 120"
     [ "$single" != 1 ] || launch="timeout 120"
+    atl=shm,tcp ctl=shm,tcp want=shm
+    [ "$mode" != tcp ] || atl=tcp
+    [ "$mode" = shm ] || ctl=tcp want=tcp
+    export SYMRAIL_LOG=info T_JOBS_ALLOC="${6:-0}"
 
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
     why=
-    env SYMRAIL_OP_TIMEOUT=4s T_JOBS_BYSTANDER="$by" "$SYMRUN" -n "$n" --timeout 120 \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$atl T_JOBS_BYSTANDER="$by" \
+        "$SYMRUN" -n "$n" --timeout 120 \
         "$T/t_jobs" exporter "$d" >"$d/a.out" 2>&1 &
     apid=$!
     cpid=
     if [ "$by" = 1 ]; then
-        env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+            "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
             >"$d/c.out" 2>&1 &
         cpid=$!
         wait_file "$d/c.seg" 60 || why="the bystander did not connect"
     fi
-    env SYMRAIL_OP_TIMEOUT=4s "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+        "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
         >"$d/b1.out" 2>&1 &
     b1pid=$!
     if wait_file "$d/b1.ok" 60; then
@@ -50,7 +76,8 @@ jobs_case() {
         : >"$d/killed"
         # Its messages must not mix with the bystander's at the exporter.
         [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
-        env SYMRAIL_OP_TIMEOUT=4s $launch "$T/t_jobs" connector "$d" 2 >"$d/b2.out" 2>&1
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $launch "$T/t_jobs" connector "$d" 2 \
+            >"$d/b2.out" 2>&1
         rc2=$?
         [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
     else
@@ -75,9 +102,13 @@ jobs_case() {
     [ -n "$why" ] || grep -q '^ok: jobs: connector 2' "$d/b2.out" || why="connector 2: no ok line"
     [ -n "$why" ] || grep -q '^connector 1: exchange done' "$d/b1.out" ||
         why="connector 1: no exchange"
+    for f in a b1 b2 ${cpid:+c}; do
+        [ -n "$why" ] || over "$d/$f.out" $want || why="$f: not every peer over $want"
+    done
     if [ -z "$why" ]; then
         echo "PASS: $name"
-        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} | grep '^exporter:\|^ok:\|connect took' | sed 's/^/    /'
+        cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} |
+            grep '^exporter:\|^ok:\|connect took\|is reached over' | sed 's/^.*info: //; s/^/    /'
         npass=$((npass + 1))
     else
         echo "FAIL: $name: $why"
@@ -88,7 +119,14 @@ jobs_case() {
     fi
 }
 
-jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0
-jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" 2 1 0
-jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1
+for mode in shm tcp; do
+    jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode
+    jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
+        2 1 0 $mode
+    jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1 $mode
+    jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode 1
+done
+jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 mixed
+jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
+    2 1 0 mixed 1
 finish

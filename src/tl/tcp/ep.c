@@ -398,8 +398,12 @@ void sr_tcp_notify_release(sr_tl_ep_t *ep)
 symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    if (ep->self || __atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED))
-        return SYMRAIL_OK;  /* a peer that finalized is not a failure */
+    if (ep->self)
+        return SYMRAIL_OK;
+    /* A PE of the job that finalized is not a failure; a connected peer that
+     * said goodbye (disconnect, finalize) has left for good. */
+    if (__atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED))
+        return ep->pe < ctx->params.n_pes ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
     if (ep->local && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
     return sr_tcp_ep_alive(ep) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
