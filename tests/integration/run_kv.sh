@@ -1,7 +1,8 @@
 #!/bin/sh
 # The KV-cache demo (examples/kv_transfer) checks every byte it moves: under
 # symrun -n 1, 2 and 4, over shared memory and TCP, with small pools, several
-# block and request sizes, and pools of both kinds (seg_alloc, malloc).
+# block and request sizes, and pools of both kinds (seg_alloc, malloc); and as
+# two jobs that connect, over shared memory and over TCP.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
@@ -22,23 +23,40 @@ run_case "kv_transfer on one PE (both parts)" 0 "$(ok 1)" "$SYMRUN" -n 1 --timeo
 run_case "kv_transfer sees a spoiled word (-n 2)" 1 \
     '^kv_transfer: FAILED: 0 requests failed, [1-9][0-9]* words did not match' \
     "$SYMRUN" -n 2 --timeout 60 "$KV" $ARGS --corrupt
-# Two jobs: decode listens, prefill connects through endpoint files.
-two_jobs() {  # DECODE_PES PREFILL_PES
-    d=$outdir/ep.$1.$2
+# Two jobs: decode listens, prefill connects through endpoint files, over
+# shared memory (both on this host) or TCP (SYMRAIL_TRANSPORTS=tcp); the log
+# must say that every connected peer, at both ends, is reached over that.
+two_jobs() {  # DECODE_PES PREFILL_PES TL
+    d=$outdir/ep.$1.$2.$3
     rm -rf "$d" && mkdir -p "$d" || return 1
-    "$SYMRUN" -n "$1" --timeout 120 "$KV" $ARGS --listen "$d" --prefill "$2" >"$d/decode.out" 2>&1 &
+    tls=shm,tcp want='shared memory' not=TCP
+    [ "$3" = shm ] || tls=tcp want=TCP not='shared memory'
+    env SYMRAIL_TRANSPORTS=$tls SYMRAIL_LOG=info "$SYMRUN" -n "$1" --timeout 120 "$KV" $ARGS \
+        --listen "$d" --prefill "$2" >"$d/decode.out" 2>&1 &
     dpid=$!
-    "$SYMRUN" -n "$2" --timeout 120 "$KV" $ARGS --connect "$d"
+    env SYMRAIL_TRANSPORTS=$tls SYMRAIL_LOG=info "$SYMRUN" -n "$2" --timeout 120 "$KV" $ARGS \
+        --connect "$d" >"$d/prefill.out" 2>&1
     prc=$?
     wait $dpid
     drc=$?
-    cat "$d/decode.out"
+    cat "$d/decode.out" "$d/prefill.out"
+    for f in decode prefill; do
+        got=$(grep -c "is reached over $want" "$d/$f.out")
+        bad=$(grep -c "is reached over $not" "$d/$f.out")
+        # Every prefill PE is connected to one decode PE, at both ends.
+        if [ "$got" -ne "$2" ] || [ "$bad" -ne 0 ]; then
+            echo "two_jobs: $f: $got peers over $want, $bad over $not; expected $2 and 0"
+            return 1
+        fi
+    done
     [ $prc -eq 0 ] && [ $drc -eq 0 ]
 }
-for pair in "1 1" "2 2" "1 3"; do
-    set -- $pair
-    run_case "kv_transfer as two jobs: $2 prefill PEs connect to $1 decode PEs" 0 \
-        "$(ok $2)" two_jobs "$1" "$2"
+for tl in shm tcp; do
+    for pair in "1 1" "2 2" "1 3"; do
+        set -- $pair
+        run_case "kv_transfer as two jobs over $tl: $2 prefill PEs connect to $1 decode PEs" 0 \
+            "$(ok $2)" two_jobs "$1" "$2" $tl
+    done
 done
 # The Python twin, where the binding and numpy are there.
 PY=
