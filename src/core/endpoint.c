@@ -21,7 +21,6 @@
 #include "core/region.h"
 #include "util/crypto.h"
 #include "util/log.h"
-#include "util/strlist.h"
 #include "util/sys.h"
 
 #include <pthread.h>
@@ -70,7 +69,6 @@ static sr_ep_peer_t   *sr_ep_peers;   /* [n_max - n_pes] */
 static uint8_t         sr_ep_secret[SR_TL_PEER_SECRET_LEN];
 static uint64_t        sr_ep_incarnation, sr_ep_host;
 static int             sr_ep_njoins;  /* JOINING numbers (atomic) */
-static int             sr_ep_shm_tried;
 
 uint64_t sr_job_hash(void)
 {
@@ -122,7 +120,7 @@ symrail_status_t sr_endpoint_init(void)
     }
     sr_ep_host = sr_ep_host_hash();
     sr_ep_njoins = 0;
-    sr_ep_shm_tried = 0;
+    sr_ep_tl_reset();
     return sr_notify_handler_set(SR_EP_TAG_JOIN, sr_ep_join_handler, NULL);
 }
 
@@ -145,57 +143,6 @@ static sr_ep_peer_t *sr_ep_of(int pe)
     if (sr_ep_peers == NULL || pe < sr_rt.n_pes || pe >= sr_rt.n_max)
         return NULL;
     return &sr_ep_peers[pe - sr_rt.n_pes];
-}
-
-/* The TCP transport's slot, started now if the job did not start it;
- * sr_ep_lock held. */
-static sr_tl_slot_t *sr_ep_tl(const char *fn)
-{
-    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (strcmp(sr_rt.tls[i].ops->name, "tcp") == 0)
-            return &sr_rt.tls[i];
-    const sr_tl_ops_t *ops = sr_tl_by_name("tcp");
-    if (ops == NULL) {
-        sr_error("%s: this build has no TCP transport, which connected jobs use", fn);
-        return NULL;
-    }
-    symrail_status_t st = sr_tl_open(ops, 1);
-    if (st != SYMRAIL_OK) {
-        sr_error("%s: the TCP transport, which connected jobs use, cannot start: %s", fn,
-                 symrail_strerror(st));
-        return NULL;
-    }
-    sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls - 1];
-    sr_regions_tl_added(sr_rt.ntls - 1);
-    /* Waits sleep on one transport only where it carries every peer. */
-    sr_rt.sleeper = -1;
-    sr_info("TCP started for connected jobs");
-    return slot;
-}
-
-/* The shared-memory transport for connected peers on this host, started
- * now if SYMRAIL_TRANSPORTS names it and the job did not start it; NULL
- * where there is none.  sr_ep_lock held. */
-static sr_tl_slot_t *sr_ep_shm(void)
-{
-    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (sr_rt.tls[i].attr.host_peers)
-            return &sr_rt.tls[i];
-    const sr_tl_ops_t *ops = sr_tl_by_name("shm");
-    if (sr_ep_shm_tried || ops == NULL || !sr_list_has(sr_rt.env.transports, "shm"))
-        return NULL;
-    sr_ep_shm_tried = 1;
-    symrail_status_t st = sr_tl_open(ops, 1);
-    if (st != SYMRAIL_OK) {
-        sr_info("shared memory cannot start for connected jobs (%s): they use TCP",
-                symrail_strerror(st));
-        return NULL;
-    }
-    sr_regions_tl_added(sr_rt.ntls - 1);
-    sr_rt.sleeper = -1;
-    return &sr_rt.tls[sr_rt.ntls - 1];
 }
 
 /* Header and TCP address of our own, as `kind`. */
@@ -262,76 +209,14 @@ static symrail_status_t sr_ep_parse(const char *fn, const void *buf, size_t len,
     return SYMRAIL_OK;
 }
 
-/* Both endpoints of a connected peer. */
-static symrail_status_t sr_ep_check(int pe)
-{
-    sr_peer_t *peer = &sr_rt.peers[pe];
-    symrail_status_t st = peer->ops->ep_check(peer->ep);
-    if (st == SYMRAIL_OK && peer->msg_ops)
-        st = peer->msg_ops->ep_check(peer->msg_ep);
-    return st;
-}
-
-static void sr_ep_close(int pe)
-{
-    sr_peer_t *peer = &sr_rt.peers[pe];
-    peer->ops->disconnect(peer->ep);
-    if (peer->msg_ops)
-        peer->msg_ops->disconnect(peer->msg_ep);
-}
-
-void sr_endpoint_msg_down(int pe)
-{
-    sr_peer_t *peer = &sr_rt.peers[pe];
-    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
-    uint32_t w[SR_TL_MAX_LANES];
-    if (peer->msg_ops == NULL || ep == NULL)
-        return;
-    int n = peer->msg_ops->ep_lanes(peer->msg_ep, w, SR_TL_MAX_LANES);
-    for (int l = 0; l < n; l++)
-        if (w[l])
-            return;
-    /* A TCP lane does not come back: the peer left, or broke off. */
-    sr_info("connected peer %d: its TCP connection is gone; its segments are not reached "
-            "any more", pe);
-    peer->ops->disconnect(ep);
-}
-
 symrail_status_t sr_endpoint_export(void *buf, size_t *len_p)
 {
     pthread_mutex_lock(&sr_ep_lock);
-    sr_tl_slot_t *slot = sr_ep_tl("symrail_endpoint_export");
+    sr_tl_slot_t *slot = sr_ep_tcp("symrail_endpoint_export");
     symrail_status_t st = slot ? sr_ep_pack(slot, SR_EP_EXPORT, 0, buf, len_p)
                                : SYMRAIL_ERR_NO_TRANSPORT;
     pthread_mutex_unlock(&sr_ep_lock);
     return st;
-}
-
-/* Connects number pe over shared memory too where it reaches the peer: what
- * carries its segments, in words for the log. */
-static const char *sr_ep_dial_shm(int pe, const sr_ep_hdr_t *h, const sr_tl_peer_addr_t *pa,
-                                  sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p)
-{
-    if (h->host != sr_ep_host)
-        return "TCP (another host)";
-    if (!(h->flags & SR_EP_F_SHM))
-        return "TCP (the peer takes no shared memory)";
-    sr_tl_slot_t *shm = sr_ep_shm();
-    if (shm == NULL)
-        return "TCP (no shared-memory transport here, SYMRAIL_TRANSPORTS)";
-    char tmp[sizeof(*pa) + sizeof(sr_tl_host_addr_t)];
-    sr_tl_host_addr_t ha = { .pid = h->pid, .probe_addr = h->probe,
-                             .probe_val = h->incarnation };
-    memcpy(tmp, pa, sizeof(*pa));
-    memcpy(tmp + sizeof(*pa), &ha, sizeof(ha));
-    sr_tl_ep_t *ep = NULL;
-    symrail_status_t st = shm->ops->connect(shm->tl, pe, tmp, sizeof(tmp), &ep);
-    explicit_bzero(tmp, sizeof(tmp));
-    if (st != SYMRAIL_OK)
-        return "TCP (shared memory does not reach its process)";
-    *slot_p = shm;
-    *ep_p = ep;
-    return "shared memory (segments, batches), TCP (notifications)";
 }
 
 /* Connects number pe over slot to the peer `h` describes (address at addr). */
@@ -357,7 +242,10 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
     sr_peer_t *peer = &sr_rt.peers[pe];
     sr_tl_slot_t *data = slot;
     sr_tl_ep_t *dep = ep;
-    const char *how = sr_ep_dial_shm(pe, h, &pa, &data, &dep);
+    sr_tl_host_addr_t ha = { .pid = h->pid, .probe_addr = h->probe,
+                             .probe_val = h->incarnation };
+    const char *how = sr_ep_dial_shm(pe, h->host == sr_ep_host, h->flags & SR_EP_F_SHM, &pa,
+                                     &ha, &data, &dep);
     explicit_bzero(&pa, sizeof(pa));
     if (data != slot) {
         peer->msg_ops = slot->ops;
@@ -389,7 +277,7 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
     }
     const void *addr = (const char *)buf + sizeof(h);
     pthread_mutex_lock(&sr_ep_lock);
-    sr_tl_slot_t *slot = sr_ep_tl(fn);
+    sr_tl_slot_t *slot = sr_ep_tcp(fn);
     if (slot == NULL) {
         st = SYMRAIL_ERR_NO_TRANSPORT;
         goto out;
@@ -502,7 +390,7 @@ symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p)
     static const char fn[] = "symrail_endpoint_accept";
     /* Until then nothing listens: a connector would find no address. */
     pthread_mutex_lock(&sr_ep_lock);
-    sr_tl_slot_t *slot = sr_ep_tl(fn);
+    sr_tl_slot_t *slot = sr_ep_tcp(fn);
     pthread_mutex_unlock(&sr_ep_lock);
     if (slot == NULL)
         return SYMRAIL_ERR_NO_TRANSPORT;

@@ -44,6 +44,20 @@ symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers);
 const sr_tl_ops_t *sr_tl_by_name(const char *name);
 void sr_peer_setup(int pe, const sr_tl_slot_t *slot, sr_tl_ep_t *ep);
 
+/* endpoint_tl.c, for endpoint.c; sr_ep_lock held where it says so.  The
+ * TCP transport's slot, or the shared-memory one (NULL: none), started if
+ * the job did not start it. */
+sr_tl_slot_t *sr_ep_tcp(const char *fn);
+sr_tl_slot_t *sr_ep_shm(void);
+void sr_ep_tl_reset(void);
+/* Connects number pe over shared memory too where it reaches the peer: what
+ * carries its segments, in words for the log. */
+const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
+                           const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p);
+/* Both endpoints of a connected peer: checked, disconnected. */
+symrail_status_t sr_ep_check(int pe);
+void sr_ep_close(int pe);
+
 /* endpoint.c */
 symrail_status_t sr_endpoint_init(void);
 void sr_endpoint_fini(void);

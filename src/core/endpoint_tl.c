@@ -1,0 +1,129 @@
+/*
+ * Independent jobs (endpoint.h): which transports carry a connected peer.
+ * TCP always carries its JOIN, its notifications and the news that it
+ * left; shared memory its segments and batches where both ends are on one
+ * host and the transport reaches the peer's process.
+ */
+#include "config.h"
+#include "core/endpoint.h"
+#include "core/region.h"
+#include "util/log.h"
+#include "util/strlist.h"
+
+#include <string.h>
+
+static int sr_ep_shm_tried;
+
+void sr_ep_tl_reset(void)
+{
+    sr_ep_shm_tried = 0;
+}
+
+/* The TCP transport's slot, started now if the job did not start it;
+ * sr_ep_lock held. */
+sr_tl_slot_t *sr_ep_tcp(const char *fn)
+{
+    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (strcmp(sr_rt.tls[i].ops->name, "tcp") == 0)
+            return &sr_rt.tls[i];
+    const sr_tl_ops_t *ops = sr_tl_by_name("tcp");
+    if (ops == NULL) {
+        sr_error("%s: this build has no TCP transport, which connected jobs use", fn);
+        return NULL;
+    }
+    symrail_status_t st = sr_tl_open(ops, 1);
+    if (st != SYMRAIL_OK) {
+        sr_error("%s: the TCP transport, which connected jobs use, cannot start: %s", fn,
+                 symrail_strerror(st));
+        return NULL;
+    }
+    sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls - 1];
+    sr_regions_tl_added(sr_rt.ntls - 1);
+    /* Waits sleep on one transport only where it carries every peer. */
+    sr_rt.sleeper = -1;
+    sr_info("TCP started for connected jobs");
+    return slot;
+}
+
+/* The shared-memory transport for connected peers on this host, started
+ * now if SYMRAIL_TRANSPORTS names it and the job did not start it (once);
+ * NULL where there is none.  sr_ep_lock held. */
+sr_tl_slot_t *sr_ep_shm(void)
+{
+    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (sr_rt.tls[i].attr.host_peers)
+            return &sr_rt.tls[i];
+    const sr_tl_ops_t *ops = sr_tl_by_name("shm");
+    if (sr_ep_shm_tried || ops == NULL || !sr_list_has(sr_rt.env.transports, "shm"))
+        return NULL;
+    sr_ep_shm_tried = 1;
+    symrail_status_t st = sr_tl_open(ops, 1);
+    if (st != SYMRAIL_OK) {
+        sr_info("shared memory cannot start for connected jobs (%s): they use TCP",
+                symrail_strerror(st));
+        return NULL;
+    }
+    sr_regions_tl_added(sr_rt.ntls - 1);
+    sr_rt.sleeper = -1;
+    return &sr_rt.tls[sr_rt.ntls - 1];
+}
+
+const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
+                           const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p)
+{
+    if (!same_host)
+        return "TCP (another host)";
+    if (!peer_shm)
+        return "TCP (the peer takes no shared memory)";
+    sr_tl_slot_t *shm = sr_ep_shm();
+    if (shm == NULL)
+        return "TCP (no shared-memory transport here, SYMRAIL_TRANSPORTS)";
+    char tmp[sizeof(*pa) + sizeof(*ha)];
+    memcpy(tmp, pa, sizeof(*pa));
+    memcpy(tmp + sizeof(*pa), ha, sizeof(*ha));
+    sr_tl_ep_t *ep = NULL;
+    symrail_status_t st = shm->ops->connect(shm->tl, pe, tmp, sizeof(tmp), &ep);
+    explicit_bzero(tmp, sizeof(tmp));
+    if (st != SYMRAIL_OK)
+        return "TCP (shared memory does not reach its process)";
+    *slot_p = shm;
+    *ep_p = ep;
+    return "shared memory (segments, batches), TCP (notifications)";
+}
+
+symrail_status_t sr_ep_check(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    symrail_status_t st = peer->ops->ep_check(peer->ep);
+    if (st == SYMRAIL_OK && peer->msg_ops)
+        st = peer->msg_ops->ep_check(peer->msg_ep);
+    return st;
+}
+
+void sr_ep_close(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    peer->ops->disconnect(peer->ep);
+    if (peer->msg_ops)
+        peer->msg_ops->disconnect(peer->msg_ep);
+}
+
+void sr_endpoint_msg_down(int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    uint32_t w[SR_TL_MAX_LANES];
+    if (peer->msg_ops == NULL || ep == NULL)
+        return;
+    int n = peer->msg_ops->ep_lanes(peer->msg_ep, w, SR_TL_MAX_LANES);
+    for (int l = 0; l < n; l++)
+        if (w[l])
+            return;
+    /* A TCP lane does not come back: the peer left, or broke off. */
+    sr_info("connected peer %d: its TCP connection is gone; its segments are not reached "
+            "any more", pe);
+    peer->ops->disconnect(ep);
+}
+
