@@ -427,8 +427,9 @@ symrail_status_t symrail_stats(symrail_stats_t *stats_p);
  * A connected peer's number is taken by notifications (symrail_notify_*),
  * segments (its descriptors import as segments of that PE) and batches
  * (symrail_batch_submit_notify), never by symmetric-heap calls, atomics,
- * collectives or OpenSHMEM.  Connected jobs talk over TCP, on one host too
- * (shared memory and RDMA between jobs are not there yet).  What goes to a
+ * collectives or OpenSHMEM.  Connected jobs talk over TCP; on one host,
+ * segments and batches go over shared memory where it reaches the other
+ * process (logged at info; RDMA between jobs is not there yet).  What goes to a
  * peer that left (disconnect, finalize, exit, death) fails with
  * SYMRAIL_ERR_PEER_GONE; the job's own PEs and other peers are unaffected.
  * A process connects to or accepts at most SYMRAIL_CONNECT_MAX peers over
