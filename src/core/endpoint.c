@@ -46,7 +46,7 @@ typedef struct {
     int32_t  pe;          /* in that job */
     int32_t  pid;
     uint64_t incarnation; /* random per process and init */
-    uint64_t host;        /* hash of the host's name and boot */
+    uint64_t host;        /* hash of the host's name, boot and PID namespace */
     uint64_t probe;       /* address of the incarnation word in the sender */
     uint32_t flags;       /* SR_EP_F_* */
     uint32_t reserved;
@@ -90,6 +90,11 @@ static uint64_t sr_ep_host_hash(void)
             id[n] = '\0';
         fclose(f);
     }
+    /* Process ids (liveness, cross-memory attach) mean the same only in one
+     * PID namespace: a container with its own is another host here. */
+    size_t n = strlen(id);
+    ssize_t k = readlink("/proc/self/ns/pid", id + n, sizeof(id) - n - 1);
+    id[n + (k > 0 ? (size_t)k : 0)] = '\0';
     uint64_t h = UINT64_C(1469598103934665603);
     for (const char *p = id; *p; p++)
         h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);

@@ -74,7 +74,7 @@ const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer
                            const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p)
 {
     if (!same_host)
-        return "TCP (another host)";
+        return "TCP (another host, or another PID namespace)";
     if (!peer_shm)
         return "TCP (the peer takes no shared memory)";
     sr_tl_slot_t *shm = sr_ep_shm();
