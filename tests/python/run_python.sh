@@ -64,14 +64,26 @@ if ! lacks symrail_notify_wait_tag; then
 fi
 case_name="two jobs that connect"
 if ! lacks symrail_endpoint_connect symrail_notify_wait_tag; then
-    jd=$(mktemp -d "$outdir/jobs.XXXXXX")
-    "$SYMRUN" -n 1 --timeout 120 "$PY" "$D/test_jobs.py" exporter "$jd" >"$jd/exporter" 2>&1 &
-    epid=$!
-    run_case "two jobs that connect: the connector" 0 '^ok: python jobs: connector' \
-        "$SYMRUN" -n 1 --timeout 120 "$PY" "$D/test_jobs.py" connector "$jd"
-    wait $epid
-    run_case "two jobs that connect: the exporter" 0 '^ok: python jobs: exporter' \
-        sh -c 'cat "$1"; exit "$2"' sh "$jd/exporter" $?
+    # On one host the segment goes over shared memory, or over TCP where
+    # SYMRAIL_TRANSPORTS says so; the log says which.
+    for tl in shm,tcp tcp; do
+        over='shared memory'
+        [ "$tl" = shm,tcp ] || over=TCP
+        jd=$(mktemp -d "$outdir/jobs.XXXXXX")
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_LOG=info "$SYMRUN" -n 1 --timeout 120 "$PY" \
+            "$D/test_jobs.py" exporter "$jd" >"$jd/exporter" 2>&1 &
+        epid=$!
+        run_case "two jobs that connect ($tl): the connector" 0 '^ok: python jobs: connector' \
+            env SYMRAIL_TRANSPORTS=$tl SYMRAIL_LOG=info "$SYMRUN" -n 1 --timeout 120 "$PY" \
+            "$D/test_jobs.py" connector "$jd"
+        count_case "two jobs that connect ($tl): the connector reached the exporter over $over" \
+            1 "is reached over $over"
+        wait $epid
+        run_case "two jobs that connect ($tl): the exporter" 0 '^ok: python jobs: exporter' \
+            sh -c 'cat "$1"; exit "$2"' sh "$jd/exporter" $?
+        count_case "two jobs that connect ($tl): the exporter reached the connector over $over" \
+            1 "is reached over $over"
+    done
 fi
 run_case "heap over TCP (-n 2)" 0 '^ok: python heap' \
     env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 120 "$PY" "$D/test_heap.py"
