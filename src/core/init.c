@@ -79,6 +79,8 @@ symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers)
     if (st != SYMRAIL_OK)
         return st;
     slot->ops = ops;
+    /* A transport sets the fields it has: none left from an earlier init. */
+    memset(&slot->attr, 0, sizeof(slot->attr));
     ops->attr(slot->tl, &slot->attr);
     st = ops->mem_reg(slot->tl, SR_HEAP_REGION, &heap);
     if (st == SYMRAIL_OK && sr_rt.data_len)
