@@ -128,25 +128,42 @@ void sr_shm_unmap(void *addr, size_t size)
         munmap(addr, size);
 }
 
+/* The inode of this process's PID namespace: a pid means something only
+ * within its namespace, and processes of other namespaces (containers,
+ * `unshare -p`) may share /dev/shm with us. */
+static unsigned long sr_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
 void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what)
 {
-    snprintf(buf, len, "/symrail-%s-%d-%s.p%ld", job, rank, what, (long)getpid());
+    snprintf(buf, len, "/symrail-%s-%d-%s.n%lx.p%ld", job, rank, what, sr_pidns(),
+             (long)getpid());
     for (char *p = buf + 1; *p; p++)
         if (*p == '/' || *p == ' ')
             *p = '_';
 }
 
-/* The creator's pid from a name made by sr_shm_name, or 0. */
-static long sr_shm_name_pid(const char *name)
+long sr_shm_name_pid(const char *name, unsigned long pidns)
 {
-    const char *dot = strrchr(name, '.');
+    const char *dot = strrchr(name, '.'), *ns;
     char *end;
     long pid;
 
     if (strncmp(name, "symrail-", 8) != 0 || dot == NULL || dot[1] != 'p')
         return 0;
     pid = strtol(dot + 2, &end, 10);
-    return *end == '\0' && end != dot + 2 && pid > 1 ? pid : 0;
+    if (*end != '\0' || end == dot + 2 || pid <= 1)
+        return 0;
+    /* The namespace tag right before: a name without one, or from another
+     * namespace, has a pid we cannot check. */
+    for (ns = dot - 1; ns > name && *ns != '.'; ns--)
+        ;
+    if (ns <= name || ns[1] != 'n' || strtoul(ns + 2, &end, 16) != pidns || end != dot)
+        return 0;
+    return pid;
 }
 
 /*
@@ -154,18 +171,20 @@ static long sr_shm_name_pid(const char *name)
  * attached and the names were dropped) leaves up to a heap's worth of
  * /dev/shm behind, and under a launcher other than symrun nobody else
  * knows the names. Every init therefore removes what dead PEs of this user
- * left; a live creator's objects are never touched.
+ * and PID namespace left; a live creator's objects, and those of processes
+ * in other PID namespaces, are never touched.
  */
 void sr_shm_clean_stale(void)
 {
     DIR *d = opendir("/dev/shm");
     uid_t me = geteuid();
+    unsigned long ns = sr_pidns();
 
     if (d == NULL)
         return;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         struct stat st;
-        long pid = sr_shm_name_pid(e->d_name);
+        long pid = sr_shm_name_pid(e->d_name, ns);
 
         if (pid == 0 || pid > INT_MAX || sr_pid_alive((int)pid) ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||

@@ -39,10 +39,15 @@ symrail_status_t sr_shm_attach_part(const char *name, size_t size, void **addr_p
 void sr_shm_unlink(const char *name);
 void sr_shm_unmap(void *addr, size_t size);
 /* A name for a shared-memory object of this job:
- * /symrail-<job>-<rank>-<what>.p<pid of the creator>, with characters that
- * cannot appear in such a name replaced. */
+ * /symrail-<job>-<rank>-<what>.n<PID namespace>.p<pid of the creator>, with
+ * characters that cannot appear in such a name replaced. */
 void sr_shm_name(char *buf, size_t len, const char *job, int rank, const char *what);
-/* Unlinks this user's symrail objects in /dev/shm whose creator is gone. */
+/* The creator's pid from the entry `name` of /dev/shm (no leading slash)
+ * made by sr_shm_name in PID namespace `pidns`, or 0 (not such a name, or
+ * made in another namespace). */
+long sr_shm_name_pid(const char *name, unsigned long pidns);
+/* Unlinks this user's symrail objects in /dev/shm whose creator, in this
+ * PID namespace, is gone. */
 void sr_shm_clean_stale(void);
 
 /* Is process `pid` still there? */

@@ -1,4 +1,5 @@
-/* Helpers the transports share: the fault-hook parser, the message queue. */
+/* Helpers the transports share: the fault-hook parser, the message queue,
+ * atomics, the doorbell, shared-memory object names. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -9,12 +10,19 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "util/atomic.h"
 #include "util/doorbell.h"
 #include "util/fault.h"
 #include "util/msgq.h"
+#include "util/sys.h"
 
 static void test_fault(void **state)
 {
@@ -177,6 +185,62 @@ static void test_doorbell(void **state)
     assert_int_equal(bell.waiters, 0);
 }
 
+static int shm_exists(const char *name)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    return access(path, F_OK) == 0;
+}
+
+static void shm_make(const char *name)
+{
+    int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* The sweep at init removes objects of dead creators of this PID namespace
+ * only: a pid from another namespace (a container sharing /dev/shm) names
+ * some other process here, so that object may well be in use. */
+static void test_shm_stale(void **state)
+{
+    (void)state;
+    struct stat st;
+    char mine[256], dead[256], foreign[256], old[256];
+    pid_t child = fork();
+
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_int_equal(stat("/proc/self/ns/pid", &st), 0);
+    unsigned long ns = (unsigned long)st.st_ino;
+
+    sr_shm_name(mine, sizeof(mine), "unit.job/x", 3, "heap");
+    assert_int_equal(sr_shm_name_pid(mine + 1, ns), getpid());
+    assert_int_equal(sr_shm_name_pid(mine + 1, ns + 1), 0);
+    snprintf(dead, sizeof(dead), "/symrail-unit.job-0-ctl.n%lx.p%ld", ns, (long)child);
+    snprintf(foreign, sizeof(foreign), "/symrail-unit.job-1-ctl.n%lx.p%ld", ns + 1, (long)child);
+    snprintf(old, sizeof(old), "/symrail-unit.job-2-ctl.p%ld", (long)child);
+    assert_int_equal(sr_shm_name_pid(dead + 1, ns), child);
+    assert_int_equal(sr_shm_name_pid(foreign + 1, ns), 0);
+    assert_int_equal(sr_shm_name_pid(old + 1, ns), 0);
+    assert_int_equal(sr_shm_name_pid("symrail-j-0-ctl.n.p", ns), 0);
+
+    shm_make(mine);
+    shm_make(dead);
+    shm_make(foreign);
+    shm_make(old);
+    sr_shm_clean_stale();
+    assert_true(shm_exists(mine));      /* its creator (we) lives */
+    assert_false(shm_exists(dead));     /* ours, creator gone */
+    assert_true(shm_exists(foreign));   /* another namespace's */
+    assert_true(shm_exists(old));       /* no namespace: cannot tell */
+    shm_unlink(mine);
+    shm_unlink(foreign);
+    shm_unlink(old);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_cpu_amo),
         cmocka_unit_test(test_cpu_amo32),
         cmocka_unit_test(test_doorbell),
+        cmocka_unit_test(test_shm_stale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
