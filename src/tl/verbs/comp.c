@@ -57,6 +57,10 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         return;
     }
     if (sr_unlikely(!ok)) {
+        if (wst == IBV_WC_WR_FLUSH_ERR && sr_ib_limbo_add(ep, lane, op)) {
+            SR_IB_STORE(lane->sq_done, seq);
+            return;  /* the repair says whether it was executed */
+        }
         sr_ib_done_add(done, comp, sr_ib_fail_status(ep, op, wst));
         sr_ib_op_put(ctx, op);
         SR_IB_STORE(lane->sq_done, seq);
@@ -95,6 +99,8 @@ void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *do
         snprintf(why, sizeof(why), "%s (vendor error %#x)", ibv_wc_status_str(wc->status),
                  wc->vendor_err);
         sr_ib_lane_fail(ep, lane, why);
+        if (lane->wc_err == 0)
+            lane->wc_err = (int)wc->status;
     } else {
         sr_ib_lane_fail(ep, lane, NULL);
     }

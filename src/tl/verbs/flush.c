@@ -187,6 +187,7 @@ int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
             if (ep->replay_head)
                 sr_ib_replay(ep);
             more |= ep->replay_head != NULL;
+            more |= sr_ib_limbo_run(ctx, ep, done);
         }
         if (more)
             SR_IB_STORE(ctx->replays, 1);

@@ -53,9 +53,15 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         return;
     SR_IB_STORE(lane->hold_head, NULL);
     lane->hold_tail = NULL;
-    uint32_t n = 0;
+    uint32_t n = 0, psn = lane->psn;
     uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
+        /* The PSNs RC gives it (repair.c, "Atomics caught in a failure"). */
+        op->psn = psn;
+        psn += op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                       op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || op->wr.num_sge == 0 ||
+                       op->sge.length == 0
+                   ? 1 : ((op->sge.length - 1) >> lane->mtu_shift) + 1;
         int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
                   lane->unsig + 1 >= ctx->sig_every || (op == last && op != first);
         op->seq = ++seq;
@@ -73,6 +79,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         n++;
     }
     SR_IB_STORE(lane->sq_posted, seq);
+    lane->psn = psn & 0xffffff;
     if (lane->wq_tail)
         lane->wq_tail->next = first;
     else
@@ -171,6 +178,17 @@ static void sr_ib_local_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 {
     sr_ib_local_wr(ep, lane, op);
+    sr_ib_take(ep->ctx, lane, op);
+    sr_ib_hold(lane, op);
+}
+
+/* An atomic its QP's failure caught, certainly not executed (repair.c): on
+ * its lane again, repaired (lock held, room checked), as it was; held until
+ * the caller posts the lane. */
+void sr_ib_replay_amo(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+{
+    op->kind = SR_IB_OP_DATA;
+    op->must_sig = 0;
     sr_ib_take(ep->ctx, lane, op);
     sr_ib_hold(lane, op);
 }
