@@ -166,6 +166,10 @@ int main(void)
         for (int k = 0; k < nseg; k++)
             T_CHECK(symrail_seg_deregister(seg[k]));
     }
+    symrail_stats_t stats;
+    T_CHECK(symrail_stats(&stats));
+    printf("PE %d: %llu retries (slices and atomics posted again)\n", me,
+           (unsigned long long)stats.retries);
     t_check_rails();
     t_pass("stale accesses while the owner's atomics and puts are in flight on the same QPs: "
            "every add applied once, every put landed");

@@ -102,6 +102,14 @@ void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *do
         if (lane->wc_err == 0)
             lane->wc_err = (int)wc->status;
     } else {
+        /* Flushed before anything of ours failed or we broke the lane
+         * ourselves: the QP went to error at its responder, which refused
+         * a request of the peer's (a withdrawn rkey of ours, class C): the
+         * peer's doing, so the lane stays offered while it is repaired, as
+         * at the peer (seg.h, sr_ib_lane_weight), and a slice it flushed
+         * can wait for it when no other lane is left. */
+        if (!lane->down)
+            lane->refused = 1;
         sr_ib_lane_fail(ep, lane, NULL);
     }
     sr_ib_op_t *x;

@@ -393,7 +393,7 @@ void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t ps
 
 int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
 {
-    int more = 0, lost = 0, failed = 0, replayed = 0;
+    int more = 0, lost = 0, failed = 0, replayed = 0, applied = 0;
     uint64_t now = sr_time_ns();
     for (int l = 0; l < ep->nlanes; l++) {
         sr_ib_lane_t *lane = &ep->lanes[l];
@@ -420,6 +420,7 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
                 replayed++;
                 continue;
             }
+            applied += fate == SR_IB_FATE_DONE;
             lost += fate == SR_IB_FATE_LOST;
             failed += fate == SR_IB_FATE_FAIL;
             sr_ib_done_add(done, op->comp, fate == SR_IB_FATE_DONE ? SYMRAIL_OK
@@ -432,6 +433,10 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
         sr_ib_unlock(ctx, &lane->lock);
     }
     SR_IB_COUNT(ctx->n_replayed, (uint64_t)replayed);
+    if (replayed || applied)
+        sr_info("verbs: of the atomics to PE %d that a QP failure caught, %d were not executed "
+                "(posted again) and %d were, with no result wanted (done)", ep->pe, replayed,
+                applied);
     if (lost)
         sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
                  "results were lost with it", lost, ep->pe);
