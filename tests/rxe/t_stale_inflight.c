@@ -11,7 +11,8 @@
  *    must succeed;
  *  - meanwhile PE 0 writes through each old descriptor (SYMRAIL_ERR_STALE,
  *    each one breaking the QP pair) with atomic adds of its own to PE 1
- *    posted right behind the stale write, on the QP it breaks;
+ *    posted just ahead of the stale write and right behind it, on the QP
+ *    it breaks;
  *  - at the end every add of both PEs was applied exactly once, every put
  *    slot holds the last round written to it, and the memory registered
  *    again was never written.
@@ -27,7 +28,7 @@
 #define PUT_LEN  4096
 #define POOL_LEN 65536
 #define AMO_ROUND 16  /* adds per round of the owner */
-#define AMO_BEHIND 8  /* adds of PE 0 behind each stale write */
+#define AMO_BEHIND 32 /* adds of PE 0 ahead of and behind each stale write */
 
 typedef struct {
     uint64_t ctr;        /* at PE 0: PE 1's adds; at PE 1: PE 0's adds */
@@ -72,6 +73,12 @@ static void writer_stale(arena_t *a, symrail_rseg_t *r, int nseg)
         /* The owner is busy: its adds keep arriving. */
         uint64_t seen = symrail_signal_fetch(&a->ctr);
         T_CHECK(symrail_signal_wait_until(&a->ctr, SYMRAIL_CMP_GE, seen + 2 * AMO_ROUND, NULL));
+        /* Adds queued ahead keep the stale write in the send queue, so that
+         * the adds behind it are posted before its refusal comes back. */
+        for (int i = 0; i < AMO_BEHIND; i++)
+            T_CHECK(symrail_ctx_atomic_op_nbi(SYMRAIL_CTX_DEFAULT, SYMRAIL_AMO_ADD, &a->ctr, 8, 1,
+                                              0, 1, NULL));
+        mine += AMO_BEHIND;
         symrail_batch_t b;
         T_CHECK(symrail_batch_create(1, &b));
         T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, src, r[k], 0, POOL_LEN, NULL));
@@ -90,7 +97,7 @@ static void writer_stale(arena_t *a, symrail_rseg_t *r, int nseg)
     T_CHECK(symrail_put(&a->total, &mine, 8, 1));
     T_CHECK(symrail_put(&a->stop, &one, 8, 1));
     free(src);
-    printf("PE 0: %d writes through old descriptors refused, %llu adds of its own behind them\n",
+    printf("PE 0: %d writes through old descriptors refused, %llu adds of its own around them\n",
            nseg, (unsigned long long)mine);
 }
 
