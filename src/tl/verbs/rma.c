@@ -195,8 +195,8 @@ void sr_ib_replay_amo(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
  * comes back flushed, certainly not executed, and is retried on another
- * lane while this one is repaired.  (An atomic caught in a failure may have
- * been applied, so it fails instead: not what this hook is for.) */
+ * lane while this one is repaired (an atomic it catches waits for the
+ * repair to say it was not executed: repair.c). */
 static inline void sr_ib_fault_hook(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
