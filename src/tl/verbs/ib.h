@@ -176,8 +176,9 @@ typedef struct {
     uint32_t       unsig;        /* unsignalled WRs since the last signalled */
     struct sr_ib_op *free;       /* ops of this lane's cache (no shared pool on the post path) */
     /*
-     * Atomics that the lane's failure flushed, whose fate the peer's old
-     * receive PSN decides (repair.c, "Atomics caught in a failure").  psn:
+     * WRs that the lane's failure flushed, in post order, whose fate the
+     * peer's old receive PSN decides (repair.c, "Work caught in a
+     * failure"; under flock and the lane lock, fates under the latter).  psn:
      * the first PSN of the next WR on qp; mtu_shift: log2 of its path MTU.
      * rq_psn: our old QP's next expected PSN, for the peer; peer_psn: the
      * peer's, for our atomics (each with its _ok: known).  wc_err: the
@@ -217,6 +218,7 @@ typedef struct sr_ib_op {
     struct sr_ib_op  *next;      /* in its lane's wq or hold list, or ep's replay */
     uint64_t          seq;
     uint32_t          psn;       /* PSN of its first packet (repair.c) */
+    uint32_t          psn_next;  /* ... of the next WR's */
     int               fate;      /* in a lane's limbo: SR_IB_FATE_* */
     struct ibv_send_wr wr;
     struct ibv_sge    sge;
@@ -571,7 +573,7 @@ void sr_ib_post_held(sr_tl_ctx_t *ctx);
 /* Lane lock held. */
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
-void sr_ib_replay_amo(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
+void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
 /* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 
@@ -580,8 +582,9 @@ void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *do
 int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 
-/* flush.c */
+/* flush.c; replayed: flock and the lane's lock held. */
 symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
+void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig);
 int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 
 /* notify.c */
@@ -602,11 +605,13 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
 void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
-/* Atomics that a failure flushed ("Atomics caught in a failure" there).
+/* WRs that a failure flushed ("Work caught in a failure" there).
  * lane_connected: its QP is connected (lane lock held); limbo_add: 1 when
  * op (a flushed WR) waits there (lane lock and flock held); limbo_sort:
  * the peer's old receive PSN, when known, decides (lane lock held);
- * limbo_run: from progress (flock held), 1 while some wait. */
+ * limbo_run: from progress (flock held), 1 while some wait; limbo_holds:
+ * a put completed at post of one of `lanes` waits there (flock held). */
+int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes);
 void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra);
 int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
 void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t psn);

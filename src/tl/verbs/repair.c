@@ -285,12 +285,10 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
 }
 
 /*
- * ---- Atomics caught in a failure ---------------------------------------------------------
+ * ---- Work caught in a failure ------------------------------------------------------------
  *
- * A put or get executed twice leaves the same bytes, so one that its QP's
- * failure flushed is simply posted again (flush.c, the core's retry).  An
- * atomic executed twice is wrong, and IBV_WC_WR_FLUSH_ERR alone does not
- * say whether it was executed:
+ * A QP in error completes what it holds as IBV_WC_WR_FLUSH_ERR, and that
+ * alone does not say whether the peer executed it:
  *  - RC applies requests at the responder in PSN order, and the
  *    responder's expected PSN moves past a request only once it has
  *    executed it.  A responder that refuses a request (a withdrawn rkey: a
@@ -311,17 +309,24 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
  * after it (a retransmitted duplicate of an executed request is answered
  * from the responder's record, not executed again).  Each PE reads its old
  * QP's before destroying it and sends it with RECONNECT or ACK; each WR's
- * PSN is counted at post (sr_ib_post_lane) from the sq_psn the QP started
+ * PSNs are counted at post (sr_ib_post_lane) from the sq_psn the QP started
  * with, as RC assigns them: a WRITE one per path-MTU packet (at least one),
- * a READ request one per response packet, an atomic one.  So an atomic
- * before the peer's PSN was executed, and its result went with the
- * response: one that wants no result and is a single device atomic (not a
- * compare-swap loop, whose outcome we cannot tell) has succeeded, the
- * others fail as they did before.  One at or after it was not executed:
- * it is posted again on its lane once repaired, result and all.  Without
- * the PSN (the query failed), with a lane beyond repair, a peer that stops
- * answering (a retry-exceeded error: the flush may be all we ever hear) or
- * no answer in SR_IB_LIMBO_NS, the atomic fails, as before.
+ * a READ request one per response packet, an atomic one.
+ *
+ * So the flushed WRs of a lane wait, in post order, for that PSN (its
+ * limbo); then a write wholly before it landed and is done; an atomic
+ * before it was applied and its result went with the response: one that
+ * wants no result and is a single device atomic (not a compare-swap loop,
+ * whose outcome we cannot tell) is done, the others fail; everything else
+ * (not executed, a write only partly, a read whose data was lost) goes
+ * again, in the same order, on the same lane once it is repaired, so that
+ * what a lane orders (a put and the signal behind it, a fence) stays in
+ * order.  A put that completed at post keeps the flushes of its lane
+ * waiting meanwhile.  Without the PSN (the query failed), with a lane
+ * beyond repair, a peer that stops answering (a retry-exceeded error: the
+ * flush may be all we ever hear) or no answer in SR_IB_LIMBO_NS, all fails
+ * as it did before: puts completed at post go out on another lane
+ * (flush.c), the others end with an error (the core retries puts and gets).
  */
 #define SR_IB_LIMBO_NS (10ull * 1000 * 1000 * 1000)
 
@@ -343,8 +348,8 @@ static void sr_ib_old_rq_psn(sr_ib_lane_t *lane)
                       a.qp_state == IBV_QPS_ERR;
     lane->rq_psn = lane->rq_psn_ok ? a.rq_psn & 0xffffff : 0;
     if (!lane->rq_psn_ok)
-        sr_warn("verbs: QP %u: its receive PSN is unknown: atomics its failure caught fail",
-                lane->qp->qp_num);
+        sr_warn("verbs: QP %u: its receive PSN is unknown: the peer's work its failure caught "
+                "fails", lane->qp->qp_num);
 }
 
 void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra)
@@ -356,8 +361,7 @@ void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra)
 
 int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 {
-    if (op->amo_slot < 0 || lane->state == SR_IB_LANE_DEAD ||
-        lane->wc_err == IBV_WC_RETRY_EXC_ERR)
+    if (lane->state == SR_IB_LANE_DEAD || lane->wc_err == IBV_WC_RETRY_EXC_ERR)
         return 0;
     sr_ib_rseg_t *rs = op->region >= SR_TL_REGION_SEG0 ? sr_ib_rseg(ep, op->region) : NULL;
     if (rs && SR_IB_LOAD(rs->state) == SR_IB_RSEG_DEAD)
@@ -380,15 +384,43 @@ void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t ps
         return;
     for (sr_ib_op_t *op = lane->limbo_head; op; op = op->next) {
         if (op->fate != SR_IB_FATE_UNKNOWN)
-            continue;  /* sorted in an earlier outage, never posted since */
+            continue;  /* sorted in an earlier outage, not posted since */
+        int atomic = op->amo_slot >= 0, read = op->wr.opcode == IBV_WR_RDMA_READ;
         if (!known)
             op->fate = SR_IB_FATE_FAIL;
         else if (!sr_ib_psn_before(op->psn, psn))
-            op->fate = SR_IB_FATE_REPLAY;
-        else
+            op->fate = SR_IB_FATE_REPLAY;  /* not executed */
+        else if (atomic)
             op->fate = op->dst == NULL && !op->amo_loop ? SR_IB_FATE_DONE : SR_IB_FATE_LOST;
+        else if (!read && !sr_ib_psn_before(psn, op->psn_next))
+            op->fate = SR_IB_FATE_DONE;    /* a write wholly landed */
+        else
+            op->fate = SR_IB_FATE_REPLAY;  /* a read, or a write only partly */
     }
     SR_IB_STORE(ep->ctx->replays, 1);
+}
+
+int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes)
+{
+    for (int l = 0; l < ep->nlanes; l++)
+        for (const sr_ib_op_t *op = ep->lanes[l].limbo_head; op; op = op->next)
+            if (op->comp == NULL && (lanes >> op->orig & 1))
+                return 1;
+    return 0;
+}
+
+/* Ends one WR of the limbo that does not go again (flock and lane lock). */
+static void sr_ib_limbo_end(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int fate, sr_ib_done_t *done)
+{
+    if (op->comp == NULL) {
+        if (fate == SR_IB_FATE_DONE)
+            sr_ib_op_put(ctx, op);
+        else
+            sr_ib_replay_add(op->ep, op);  /* on another lane, or its loss reported */
+        return;
+    }
+    sr_ib_done_add(done, op->comp, fate == SR_IB_FATE_DONE ? SYMRAIL_OK : SYMRAIL_ERR_TRANSPORT);
+    sr_ib_op_put(ctx, op);
 }
 
 int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
@@ -403,45 +435,49 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
             continue;
         }
         int dead = lane->state == SR_IB_LANE_DEAD, late = now - lane->limbo_since > SR_IB_LIMBO_NS;
+        int blocked = 0;  /* what goes again goes in order */
+        uint32_t orig = 0;
         sr_ib_op_t **pp = &lane->limbo_head, *op, *last = NULL;
         while ((op = *pp) != NULL) {
             int fate = op->fate;
             if (dead || (late && fate == SR_IB_FATE_UNKNOWN))
                 fate = SR_IB_FATE_FAIL;
             if (fate == SR_IB_FATE_UNKNOWN ||
-                (fate == SR_IB_FATE_REPLAY && (lane->down || !sr_ib_room(ep, lane)))) {
+                (fate == SR_IB_FATE_REPLAY &&
+                 (blocked || (blocked = lane->down || !sr_ib_room(ep, lane))))) {
                 last = op;
                 pp = &op->next;
                 continue;
             }
             *pp = op->next;
             if (fate == SR_IB_FATE_REPLAY) {
-                sr_ib_replay_amo(ep, lane, op);
+                orig |= 1u << op->orig;
+                sr_ib_replay_same(ep, lane, op);
                 replayed++;
                 continue;
             }
             applied += fate == SR_IB_FATE_DONE;
             lost += fate == SR_IB_FATE_LOST;
             failed += fate == SR_IB_FATE_FAIL;
-            sr_ib_done_add(done, op->comp, fate == SR_IB_FATE_DONE ? SYMRAIL_OK
-                                                                  : SYMRAIL_ERR_TRANSPORT);
-            sr_ib_op_put(ctx, op);
+            sr_ib_limbo_end(ctx, op, fate, done);
         }
         lane->limbo_tail = last;
         more |= lane->limbo_head != NULL;
         sr_ib_post_lane(ep, lane);
+        if (orig)
+            sr_ib_replayed(ep, l, orig);
         sr_ib_unlock(ctx, &lane->lock);
     }
     SR_IB_COUNT(ctx->n_replayed, (uint64_t)replayed);
     if (replayed || applied)
-        sr_info("verbs: of the atomics to PE %d that a QP failure caught, %d were not executed "
-                "(posted again) and %d were, with no result wanted (done)", ep->pe, replayed,
-                applied);
+        sr_info("verbs: of the work requests to PE %d that a QP failure caught, %d were not "
+                "executed, or are reads: posted again; %d were executed: done", ep->pe,
+                replayed, applied);
     if (lost)
         sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
                  "results were lost with it", lost, ep->pe);
     if (failed)
-        sr_error("verbs: %d atomic(s) to PE %d were caught in the failure of their QP and may "
-                 "have been applied: they fail", failed, ep->pe);
+        sr_error("verbs: %d work request(s) to PE %d were caught in the failure of their QP, "
+                 "which cannot tell whether they were executed: they fail", failed, ep->pe);
     return more;
 }

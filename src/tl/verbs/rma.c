@@ -56,12 +56,13 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     uint32_t n = 0, psn = lane->psn;
     uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
-        /* The PSNs RC gives it (repair.c, "Atomics caught in a failure"). */
+        /* The PSNs RC gives it (repair.c, "Work caught in a failure"). */
         op->psn = psn;
         psn += op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
                        op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || op->wr.num_sge == 0 ||
                        op->sge.length == 0
                    ? 1 : ((op->sge.length - 1) >> lane->mtu_shift) + 1;
+        op->psn_next = psn & 0xffffff;
         int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
                   lane->unsig + 1 >= ctx->sig_every || (op == last && op != first);
         op->seq = ++seq;
@@ -182,21 +183,21 @@ void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
     sr_ib_hold(lane, op);
 }
 
-/* An atomic its QP's failure caught, certainly not executed (repair.c): on
- * its lane again, repaired (lock held, room checked), as it was; held until
- * the caller posts the lane. */
-void sr_ib_replay_amo(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+/* A WR its QP's failure caught and that must go again (repair.c): on its
+ * lane, repaired (lock held, room checked), as it was, behind the others
+ * of its lane caught with it; held until the caller posts the lane. */
+void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 {
     op->kind = SR_IB_OP_DATA;
-    op->must_sig = 0;
+    op->must_sig = 1;  /* rare: a completion of its own, for the flushes that wait */
     sr_ib_take(ep->ctx, lane, op);
     sr_ib_hold(lane, op);
 }
 
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
- * comes back flushed, certainly not executed, and is retried on another
- * lane while this one is repaired (an atomic it catches waits for the
- * repair to say it was not executed: repair.c). */
+ * comes back flushed, certainly not executed, and goes again once the lane
+ * is repaired (repair.c, "Work caught in a failure"); meanwhile new slices
+ * take the other lanes. */
 static inline void sr_ib_fault_hook(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
