@@ -247,7 +247,7 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
     case SR_IB_CTL_ACK:
         if (lane->state == SR_IB_LANE_WAIT) {
             int r = (int)(lane->rail - ctx->rails);
-            /* Drained before we told the peer: every atomic is in limbo. */
+            /* Drained before we told the peer: all it flushed is in limbo. */
             sr_ib_limbo_sort(ep, lane, (c.op & SR_IB_CTL_PSN) != 0, c.psn);
             if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK) {
                 sr_ib_lane_connected(lane, &ep->rail_addr[r]);
@@ -291,10 +291,9 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
  * alone does not say whether the peer executed it:
  *  - RC applies requests at the responder in PSN order, and the
  *    responder's expected PSN moves past a request only once it has
- *    executed it.  A responder that refuses a request (a withdrawn rkey: a
- *    remote access error, class C in IBA 9.9.3; rxe's responder NAKs it and
- *    puts its own QP in error) executes neither it nor anything later on
- *    that QP.  At the PE whose request was refused, the NAK acknowledges
+ *    executed it.  A responder that refuses a request (a withdrawn rkey:
+ *    a remote access error, of the IBA's class C; rxe NAKs it and puts its
+ *    own QP in error) executes neither it nor anything later on that QP.  At the PE whose request was refused, the NAK acknowledges
  *    everything before it, and every later request was not executed.
  *  - At the other PE (the owner of the withdrawn key), the QP went to
  *    error because its responder refused the peer's request, and its own
