@@ -83,11 +83,17 @@ static void writer_stale(arena_t *a, symrail_rseg_t *r, int nseg)
         T_CHECK(symrail_batch_create(1, &b));
         T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, src, r[k], 0, POOL_LEN, NULL));
         T_CHECK(symrail_batch_submit(b));
+        /* Its write goes to the QP now (a batch's context may hold it for a
+         * chain), ahead of the adds below. */
+        symrail_task_state_t state;
+        symrail_status_t st = symrail_batch_status(b, SYMRAIL_BATCH_ALL, &state, NULL);
+        T_ASSERT(st == SYMRAIL_OK || st == SYMRAIL_ERR_STALE, "batch status %s",
+                 symrail_strerror(st));
         for (int i = 0; i < AMO_BEHIND; i++)
             T_CHECK(symrail_ctx_atomic_op_nbi(SYMRAIL_CTX_DEFAULT, SYMRAIL_AMO_ADD, &a->ctr, 8, 1,
                                               0, 1, NULL));
         mine += AMO_BEHIND;
-        symrail_status_t st = symrail_batch_wait(b, 60000);
+        st = symrail_batch_wait(b, 60000);
         T_ASSERT(st == SYMRAIL_ERR_STALE, "write through old descriptor %d: %s", k,
                  symrail_strerror(st));
         T_CHECK(symrail_batch_free(b));
