@@ -57,7 +57,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
         /* The PSNs RC gives it (repair.c, "Work caught in a failure"). */
-        op->psn = psn;
+        op->psn = psn & 0xffffff;
         psn += op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
                        op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || op->wr.num_sge == 0 ||
                        op->sge.length == 0
