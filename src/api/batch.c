@@ -255,7 +255,7 @@ symrail_status_t symrail_batch_status(symrail_batch_t batch, size_t task,
         sr_error("%s: task %zu is not in the batch (%zu tasks)", fn, task, b->n);
         return SYMRAIL_ERR_INVALID;
     }
-    int done = sr_batch_pump(b) && b->state != SR_BATCH_OPEN;
+    int done = sr_batch_pump(b) && sr_batch_state(b) != SR_BATCH_OPEN;
     symrail_task_state_t state;
     size_t bytes = 0;
     symrail_status_t st;
@@ -263,10 +263,10 @@ symrail_status_t symrail_batch_status(symrail_batch_t batch, size_t task,
         st = done ? b->first_err : SYMRAIL_OK;
         state = !done ? SYMRAIL_TASK_PENDING
                       : st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED;
-        bytes = (size_t)b->done_bytes;
+        bytes = (size_t)__atomic_load_n(&b->done_bytes, __ATOMIC_RELAXED);
     } else {
         const sr_task_t *t = &b->tasks[task];
-        state = (symrail_task_state_t)t->state;
+        state = (symrail_task_state_t)__atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
         st = state == SYMRAIL_TASK_FAILED ? t->req.status : SYMRAIL_OK;
         bytes = state == SYMRAIL_TASK_DONE ? t->len : 0;
     }
@@ -282,7 +282,7 @@ symrail_status_t symrail_batch_wait(symrail_batch_t batch, int timeout_ms)
     struct symrail_batch *b = sr_batch_of("symrail_batch_wait", batch);
     if (b == NULL)
         return SYMRAIL_ERR_INVALID;
-    if (b->state == SR_BATCH_OPEN) {
+    if (sr_batch_state(b) == SR_BATCH_OPEN) {
         sr_error("symrail_batch_wait: the batch is not submitted");
         return SYMRAIL_ERR_STATE;
     }
@@ -302,7 +302,7 @@ static symrail_status_t sr_batch_idle_do(const char *fn, symrail_batch_t batch,
     struct symrail_batch *b = sr_batch_of(fn, batch);
     if (b == NULL)
         return SYMRAIL_ERR_INVALID;
-    if (b->state != SR_BATCH_OPEN && !sr_batch_pump(b)) {
+    if (sr_batch_state(b) != SR_BATCH_OPEN && !sr_batch_pump(b)) {
         sr_error("%s: the batch is in flight (wait for it or cancel it first)", fn);
         return SYMRAIL_ERR_STATE;
     }

@@ -93,6 +93,18 @@ static symrail_status_t sr_amo_post(sr_amo_post_t *a)
     return sr_wait(a->ctx, sr_amo_try, a, 0, sr_rt.env.op_timeout, "atomic");
 }
 
+/* Where the transport puts the old value: nowhere when nobody wants it and
+ * the kind allows that (tl.h).  A transport then knows no result is owed:
+ * verbs completes an atomic that its QP's failure caught after it was
+ * applied, instead of failing it for a result it lost. */
+static inline uint64_t *sr_amo_res(sr_tl_amo_t op, int wanted, uint64_t *res)
+{
+    sr_tl_amo_t k = SR_TL_AMO_KIND(op);
+    int optional = k == SR_TL_AMO_SET || k == SR_TL_AMO_ADD || k == SR_TL_AMO_AND ||
+                   k == SR_TL_AMO_OR || k == SR_TL_AMO_XOR;
+    return wanted || !optional ? res : NULL;
+}
+
 static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_tl_amo_t op,
                                                               uint64_t roff, uint64_t operand,
                                                               uint64_t compare, int pe, int own,
@@ -101,7 +113,8 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
     sr_req_t *req = sr_req_get(ctx);
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
-    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, &req->result, &req->op.comp, -1,
+    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare,
+                        sr_amo_res(op, result_p != NULL, &req->result), &req->op.comp, -1,
                         own, 0, SYMRAIL_OK };
     symrail_status_t st = sr_amo_post(&a);
     if (st != SYMRAIL_OK)
@@ -188,7 +201,8 @@ symrail_status_t sr_amo_nbi(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64
     n->fetch = fetch;
     n->pe = pe;
     n->width = (uint8_t)width;
-    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare, &n->result, &n->op.comp, -1, 0, 0,
+    sr_amo_post_t a = { ctx, pe, op, roff, operand, compare,
+                        sr_amo_res(op, fetch != NULL, &n->result), &n->op.comp, -1, 0, 0,
                         SYMRAIL_OK };
     st = sr_amo_post(&a);
     if (st != SYMRAIL_OK) {

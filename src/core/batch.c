@@ -81,12 +81,15 @@ void sr_batch_push(struct symrail_batch *b, int op, char *local, struct symrail_
     __atomic_fetch_add(&rs->busy, 1, __ATOMIC_RELAXED);
 }
 
+/* In the pump (one thread at a time); batch_status reads the task's state
+ * and the bytes done from any thread meanwhile. */
 static void sr_task_end(struct symrail_batch *b, sr_task_t *t, symrail_status_t st)
 {
-    t->state = st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED;
     t->req.status = st;
+    __atomic_store_n(&t->state, st == SYMRAIL_OK ? SYMRAIL_TASK_DONE : SYMRAIL_TASK_FAILED,
+                     __ATOMIC_RELEASE);
     if (st == SYMRAIL_OK)
-        b->done_bytes += t->len;
+        __atomic_store_n(&b->done_bytes, b->done_bytes + t->len, __ATOMIC_RELAXED);
     if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
         b->first_err = st;
     b->ended++;
@@ -169,7 +172,7 @@ static int sr_batch_end(struct symrail_batch *b)
         symrail_status_t st = sr_ctx_quiet(b->ctx);
         if (st != SYMRAIL_OK && b->first_err == SYMRAIL_OK)
             b->first_err = st;
-        b->state = SR_BATCH_ENDING;
+        __atomic_store_n(&b->state, SR_BATCH_ENDING, __ATOMIC_RELAXED);
     }
     if (b->notify_pe >= 0) {
         symrail_status_t st = sr_notify_send_msg(b->notify_pe, b->notify_tag, b->first_err,
@@ -192,15 +195,17 @@ static int sr_batch_end(struct symrail_batch *b)
             b->first_err = st;
         b->notify_pe = -1;
     }
-    b->state = SR_BATCH_DONE;
     sr_batch_unhold_locals(b);
+    /* Another thread that sees it done reads first_err and the tasks. */
+    __atomic_store_n(&b->state, SR_BATCH_DONE, __ATOMIC_RELEASE);
     sr_batch_unlink(b);
     return 1;
 }
 
 int sr_batch_pump(struct symrail_batch *b)
 {
-    if (b->state == SR_BATCH_DONE || b->state == SR_BATCH_OPEN)
+    sr_batch_state_t state = sr_batch_state(b);
+    if (state == SR_BATCH_DONE || state == SR_BATCH_OPEN)
         return 1;
     /* One pump at a time: the owner's progress and a wait of another
      * thread may both come here. */
@@ -252,7 +257,7 @@ symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
         b->notify_len = len;
     }
     b->owner = pthread_self();
-    b->state = SR_BATCH_RUNNING;
+    __atomic_store_n(&b->state, SR_BATCH_RUNNING, __ATOMIC_RELEASE);
     b->canceled = 0;
     b->end_since = 0;
     __atomic_store_n(&b->pumping, 1, __ATOMIC_RELAXED);
@@ -270,8 +275,11 @@ static int sr_batch_over(void *arg)
 
 symrail_status_t sr_batch_wait(struct symrail_batch *b, int timeout_ms)
 {
-    /* The thread that waits pumps it from its progress too. */
+    /* The thread that waits pumps it from its progress too (the owner is
+     * read under the lock, by any thread's progress). */
+    pthread_mutex_lock(&sr_batch_lock);
     b->owner = pthread_self();
+    pthread_mutex_unlock(&sr_batch_lock);
     if (!sr_batch_pump(b)) {
         if (timeout_ms == 0)
             return SYMRAIL_ERR_TIMEOUT;

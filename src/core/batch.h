@@ -64,6 +64,13 @@ struct symrail_batch {
     struct symrail_batch *next_active, *prev_active;
 };
 
+/* The batch's state, from any thread: DONE makes first_err and the tasks'
+ * ends visible. */
+static inline sr_batch_state_t sr_batch_state(const struct symrail_batch *b)
+{
+    return __atomic_load_n(&b->state, __ATOMIC_ACQUIRE);
+}
+
 void sr_batch_task_done(sr_req_t *req);
 /* Batches in flight (submitted, notification not yet sent). */
 extern struct symrail_batch *sr_batch_active;

@@ -74,10 +74,22 @@ static symrail_status_t sr_reg_grow(void)
     return SYMRAIL_OK;
 }
 
-/* A free id from SR_TL_REGION_SEG0 up (the lowest, so ids stay dense). */
+static symrail_status_t sr_reg_tls_undo(sr_region_t *reg, int upto);
+
+/* A free id from SR_TL_REGION_SEG0 up (the lowest, so ids stay dense).  An
+ * id whose deregistration failed is free again once the transports that
+ * kept it let it go (shm: its late copies have left); they are asked
+ * again here, which costs them no wait. */
 static symrail_status_t sr_reg_id(uint32_t *id_p)
 {
     for (uint32_t id = SR_TL_REGION_SEG0; id < sr_nregs; id++) {
+        sr_region_t *r = sr_regs[id];
+        if (r != NULL && !r->live && sr_reg_tls_undo(r, sr_rt.ntls) == SYMRAIL_OK) {
+            sr_info("segment %u (generation %u): its deregistration is complete now that its "
+                    "late users have left: the id is free again", id, r->handle.generation);
+            sr_regs[id] = NULL;
+            free(r);
+        }
         if (sr_regs[id] == NULL) {
             *id_p = id;
             return SYMRAIL_OK;
@@ -94,7 +106,8 @@ static symrail_status_t sr_reg_id(uint32_t *id_p)
     return SYMRAIL_OK;
 }
 
-/* Deregisters from the transports that have it; the first failure. */
+/* Deregisters from the transports that have it; the first failure.  Those
+ * that let it go leave reg->tls, so that one that failed is asked again. */
 static symrail_status_t sr_reg_tls_undo(sr_region_t *reg, int upto)
 {
     symrail_status_t st = SYMRAIL_OK;
@@ -102,7 +115,9 @@ static symrail_status_t sr_reg_tls_undo(sr_region_t *reg, int upto)
         if (!(reg->tls & (1u << i)))
             continue;
         symrail_status_t tst = sr_rt.tls[i].ops->mem_dereg(sr_rt.tls[i].tl, reg->handle.id);
-        if (tst != SYMRAIL_OK && st == SYMRAIL_OK)
+        if (tst == SYMRAIL_OK)
+            reg->tls &= ~(1u << i);
+        else if (st == SYMRAIL_OK)
             st = tst;
     }
     return st;
@@ -185,8 +200,8 @@ symrail_status_t sr_region_deregister(sr_region_t *reg)
     reg->live = 0;
     reg->handle.magic = 0;
     /* A transport that fails says why.  The segment is gone all the same,
-     * but its id stays taken (the entry is kept, not live): that transport
-     * may still hold it, and would refuse the id registered again. */
+     * but its id stays taken (the entry is kept, not live) while that
+     * transport may still hold it: sr_reg_id asks it again. */
     st = sr_reg_tls_undo(reg, sr_rt.ntls);
     sr_debug("segment %u (generation %u) deregistered", reg->handle.id, reg->handle.generation);
     if (reg->owned)

@@ -180,7 +180,10 @@ typedef struct {
  * whatever the peer holds: the transport checks the (id, generation) at the
  * target, invalidates the device key, or marks it gone where the peer looks
  * before it copies, and such an access ends with SYMRAIL_ERR_STALE (never
- * retried on another lane).
+ * retried on another lane).  A mem_dereg that failed (shm: copies by peers
+ * still in progress after SYMRAIL_OP_TIMEOUT) keeps the id taken; a later
+ * mem_dereg of it waits for nothing: SYMRAIL_OK once nothing uses it any
+ * more (the id may be registered again), an error while something does.
  */
 #define SR_TL_REGION_HEAP 0
 #define SR_TL_REGION_DATA 1

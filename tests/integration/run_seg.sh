@@ -18,4 +18,13 @@ for n in 2 3; do
 done
 run_case "seg: every PE its own target (-n 2)" 0 "$OK" \
     env T_SEG_SELF=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_seg"
+for tl in shm tcp; do
+    run_case "seg: stale accesses while the owner's atomics and puts are in flight ($tl)" 0 \
+        '^ok: stale accesses while the owner' env SYMRAIL_TRANSPORTS=$tl \
+        "$SYMRUN" -n 2 --timeout 120 "$top_builddir/tests/rxe/t_stale_inflight"
+    run_case "batch: its notification finds no slot for SYMRAIL_OP_TIMEOUT ($tl)" 0 \
+        '^ok: batch: a notification with no free slot ends the batch with SYMRAIL_ERR_TIMEOUT' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s T_OP_TIMEOUT_S=2 \
+        "$SYMRUN" -n 2 --timeout 120 "$T/t_batch" notify-timeout
+done
 finish

@@ -22,4 +22,10 @@ run_case "seg_shm: the log names cross-memory attach for a malloc'd pool" 0 \
 run_case "seg_shm: the log names the mapping of an allocated pool" 0 \
     'segment [0-9]+ of PE [0-9]+ .* mapped from /symrail-' \
     env SYMRAIL_TRANSPORTS=shm SYMRAIL_LOG=info "$SYMRUN" -n 2 --timeout 120 "$T/t_seg_shm"
+for n in 1 2; do
+    run_case "seg_shm: an id whose deregistration timed out is free again once its copy left (-n $n)" \
+        0 '^ok: seg: an id whose deregistration timed out is used again' \
+        env SYMRAIL_TRANSPORTS=shm SYMRAIL_OP_TIMEOUT=300ms SYMRAIL_SHM_SEG_SLOTS=16 \
+        "$SYMRUN" -n "$n" --timeout 120 "$T/t_seg_late"
+done
 finish

@@ -119,16 +119,22 @@ run_case "a peer's malloc'd segment over one rail, one lane; stale after deregis
 run_case "a peer's malloc'd segment over two rails; stale after deregistering" 0 \
     '^ok: rseg: a peer' env SYMRAIL_SLICE_SIZE=16K T_EXPECT_RAILS=2 T_EXPECT_REPAIRS=1 \
     "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_rseg"
+# Stale accesses while the owner's atomics and puts are in flight on the
+# queue pairs they break (one rail, one QP: all of it on one pair): the
+# flushed atomics are sorted by the peer's receive PSN, none lost or doubled.
+run_case "stale accesses with the owner's atomics and puts in flight on the same QPs" 0 \
+    '^ok: stale accesses while the owner' env SYMRAIL_IB_DEVICES=rxe0 \
+    SYMRAIL_IB_QPS_PER_PEER=1 T_EXPECT_REPAIRS=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_stale_inflight"
 # The core's segments and batches: paged batches with notifications, stale
-# descriptors, names (by the launcher and by asking the peers).
-# Stale descriptors over verbs are t_rseg's (one way at a time): here both
-# ways at once would break the queue pairs under the owner's own atomics.
+# descriptors both ways at once (the queue pairs break at both ends under
+# the barriers' atomics), names (by the launcher and by asking the peers).
 run_case "segments and paged batches over verbs, 16K slices (-n 2)" 0 \
-    '^ok: seg: segments, paged batches' \
-    env SYMRAIL_SLICE_SIZE=16K T_SEG_NO_STALE=1 "$SYMRUN" --timeout 400 -n 2 "$T/t_seg"
+    '^ok: seg: segments, paged batches, notifications and stale' \
+    env SYMRAIL_SLICE_SIZE=16K "$SYMRUN" --timeout 400 -n 2 "$T/t_seg"
 run_case "segments and paged batches over verbs, names asked of the peers (-n 3)" 0 \
-    '^ok: seg: segments, paged batches' \
-    env SYMRAIL_TEST_NAMES_LOCAL=1 T_SEG_NO_STALE=1 "$SYMRUN" --timeout 400 -n 3 "$T/t_seg"
+    '^ok: seg: segments, paged batches, notifications and stale' \
+    env SYMRAIL_TEST_NAMES_LOCAL=1 "$SYMRUN" --timeout 400 -n 3 "$T/t_seg"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \

@@ -296,25 +296,83 @@ static void test_replay_of_another_lane_does_not_hold_a_flush(void **state)
     assert_int_equal(f1.status, SYMRAIL_OK);
 }
 
-/* ... and a flush of lane 0 that begins after the put went out again on
- * lane 1 waits for it there. */
-static void test_flush_waits_for_its_put_replayed_elsewhere(void **state)
+/* Puts that completed at post, flushed by their QP's error before anything
+ * of ours failed (its responder refused the peer: the lane stays offered):
+ * they wait in their lane's limbo, and so does a flush of that lane, until
+ * the peer's old receive PSN says which were executed; the first was, and
+ * is done, the second goes again on the repaired lane, and the flush waits
+ * for it there. */
+static void test_flush_waits_for_its_put_caught_in_a_failure(void **state)
 {
     (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
     put8(0, 0);
+    put8(0, 8);
     complete_lane(0, IBV_WC_WR_FLUSH_ERR);
-    progress();  /* replayed on lane 1 */
+    progress();
     assert_null(ep->replay_head);
-    assert_int_equal(ep->lanes[1].outstanding, 1);
+    assert_non_null(lane->limbo_head);
+    assert_int_equal(lane->refused, 1);
     tcomp_t f0;
     tcomp_init(&f0);
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f0.comp), SR_TL_INPROGRESS);
     progress();
     assert_int_equal(f0.calls, 0);
-    complete_lane(1, IBV_WC_SUCCESS);
+    /* The repair: the peer executed up to the second put. */
+    sr_ib_lock(ctx, &lane->lock);
+    sr_ib_limbo_sort(ep, lane, 1, lane->limbo_head->next->psn);
+    lane->down = 0;
+    lane->state = SR_IB_LANE_UP;
+    sr_ib_unlock(ctx, &lane->lock);
+    uint64_t posted = lane->sq_posted;
+    progress();
+    assert_null(lane->limbo_head);
+    assert_int_equal(lane->sq_posted, posted + 1);
+    assert_int_equal(f0.calls, 0);
+    complete_lane(0, IBV_WC_SUCCESS);
     progress();
     assert_int_equal(f0.calls, 1);
     assert_int_equal(f0.status, SYMRAIL_OK);
+    assert_int_equal(lane->outstanding, 0);
+}
+
+/* Atomics flushed the same way: one the peer executed and whose result is
+ * not wanted is done, one whose fetched value was lost fails, one the peer
+ * never executed goes again (and is answered this time). */
+static void test_atomics_caught_in_a_failure(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[1];
+    tcomp_t c[3];
+    uint64_t res[3] = { 0, 0, 0 };
+    for (int i = 0; i < 3; i++) {
+        tcomp_init(&c[i]);
+        assert_int_equal(sr_ib_atomic(ep, 1, SR_TL_AMO_ADD, 0, 8, 1, 0, i == 0 ? NULL : &res[i],
+                                      &c[i].comp), SR_TL_INPROGRESS);
+    }
+    complete_lane(1, IBV_WC_WR_FLUSH_ERR);
+    progress();
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(c[i].calls, 0);
+    sr_ib_lock(ctx, &lane->lock);
+    sr_ib_limbo_sort(ep, lane, 1, lane->limbo_head->next->next->psn);
+    lane->down = 0;
+    lane->state = SR_IB_LANE_UP;
+    sr_ib_unlock(ctx, &lane->lock);
+    progress();
+    assert_int_equal(c[0].calls, 1);
+    assert_int_equal(c[0].status, SYMRAIL_OK);
+    assert_int_equal(c[1].calls, 1);
+    assert_int_equal(c[1].status, SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(c[2].calls, 0);
+    for (int s = 0; s < SR_IB_AMO_SLOTS; s++)
+        ctx->amo_res[s] = 41;
+    complete_lane(1, IBV_WC_SUCCESS);
+    progress();
+    assert_int_equal(c[2].calls, 1);
+    assert_int_equal(c[2].status, SYMRAIL_OK);
+    assert_int_equal(res[2], 41);
+    assert_int_equal(ctx->amo_free, ~0ull);
 }
 
 /* A put of lane 0 lost for good is the error of the next flush of lane 0,
@@ -528,8 +586,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_replay_of_another_lane_does_not_hold_a_flush,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flush_waits_for_its_put_replayed_elsewhere, setup,
+        cmocka_unit_test_setup_teardown(test_flush_waits_for_its_put_caught_in_a_failure, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_atomics_caught_in_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),

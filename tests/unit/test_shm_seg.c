@@ -330,6 +330,10 @@ static void test_limits(void **state)
     /* Timed out again, then registered anew once the copy has left. */
     __atomic_fetch_add(&tab[8 + 4], 1, __ATOMIC_RELAXED);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_ERR_TIMEOUT);
+    /* Asked again while the copy is in: no second wait. */
+    t0 = sr_time_ns();
+    assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_ERR_AGAIN);
+    assert_true(sr_time_ns() - t0 < 100000000ull);
     __atomic_fetch_sub(&tab[8 + 4], 1, __ATOMIC_RELEASE);
     assert_int_equal(OPS.mem_reg(ctx[0], 4, &m), SYMRAIL_OK);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_OK);

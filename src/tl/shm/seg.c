@@ -207,7 +207,8 @@ static symrail_status_t sr_shm_drain(sr_tl_ctx_t *ctx, uint32_t region, uint64_t
         if (limit_ns && now - start >= limit_ns) {
             sr_error("shm: deregistering segment %u: %u copies by local peers still in "
                      "progress after SYMRAIL_OP_TIMEOUT (%llu ms); the segment stays "
-                     "registered to nobody, its memory must not be reused yet", region,
+                     "registered to nobody, its memory must not be reused yet, and its id is "
+                     "taken until they leave", region,
                      (unsigned)(w & SR_SHM_COUNT),
                      (unsigned long long)ctx->params.env->op_timeout);
             return SYMRAIL_ERR_TIMEOUT;
@@ -233,6 +234,15 @@ symrail_status_t sr_shm_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region)
         return SYMRAIL_ERR_INVALID;
     }
     word = &segs->tab->word[region];
+    if (seg->state == SR_SHM_SEG_DYING) {
+        /* Its deregistration timed out before: over once its late copies
+         * have left, and no second wait for them. */
+        int busy = (__atomic_load_n(word, __ATOMIC_ACQUIRE) & SR_SHM_COUNT) != 0;
+        if (!busy)
+            seg->state = SR_SHM_SEG_FREE;
+        pthread_mutex_unlock(&ctx->seg_lock);
+        return busy ? SYMRAIL_ERR_AGAIN : SYMRAIL_OK;
+    }
     __atomic_fetch_and(word, ~SR_SHM_LIVE, __ATOMIC_ACQ_REL);
     seg->state = SR_SHM_SEG_DYING;
     pthread_mutex_unlock(&ctx->seg_lock);

@@ -1,8 +1,10 @@
 /*
  * RDMA verbs transport. Completions: a completion retires every earlier
  * work request of its QP (rma.c says which are signalled); a failed one
- * breaks its lane (repair.c), and its put goes out again elsewhere
- * (flush.c) or its callback gets the error.
+ * breaks its lane (repair.c).  What the failure flushed waits for the
+ * repair to say whether it was executed, and goes again on the repaired
+ * lane (repair.c, "Work caught in a failure"); otherwise a put goes out
+ * again elsewhere (flush.c) or its callback gets the error.
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
@@ -48,16 +50,19 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         return;
     }
     sr_tl_comp_t *comp = op->comp;
-    if (comp == NULL) {
-        if (sr_likely(ok))
-            sr_ib_op_put(ctx, op);
-        else
+    if (sr_unlikely(!ok)) {
+        if (wst == IBV_WC_WR_FLUSH_ERR && sr_ib_limbo_add(ep, lane, op)) {
+            /* the repair says whether it was executed (repair.c) */
+        } else if (comp == NULL) {
             sr_ib_replay_add(ep, op);
+        } else {
+            sr_ib_done_add(done, comp, sr_ib_fail_status(ep, op, wst));
+            sr_ib_op_put(ctx, op);
+        }
         SR_IB_STORE(lane->sq_done, seq);
         return;
     }
-    if (sr_unlikely(!ok)) {
-        sr_ib_done_add(done, comp, sr_ib_fail_status(ep, op, wst));
+    if (comp == NULL) {
         sr_ib_op_put(ctx, op);
         SR_IB_STORE(lane->sq_done, seq);
         return;
@@ -95,7 +100,17 @@ void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *do
         snprintf(why, sizeof(why), "%s (vendor error %#x)", ibv_wc_status_str(wc->status),
                  wc->vendor_err);
         sr_ib_lane_fail(ep, lane, why);
+        if (lane->wc_err == 0)
+            lane->wc_err = (int)wc->status;
     } else {
+        /* Flushed before anything of ours failed or we broke the lane
+         * ourselves: the QP went to error at its responder, which refused
+         * a request of the peer's (a withdrawn rkey of ours, class C): the
+         * peer's doing, so the lane stays offered while it is repaired, as
+         * at the peer (seg.h, sr_ib_lane_weight), and a slice it flushed
+         * can wait for it when no other lane is left. */
+        if (!lane->down)
+            lane->refused = 1;
         sr_ib_lane_fail(ep, lane, NULL);
     }
     sr_ib_op_t *x;

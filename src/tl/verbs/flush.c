@@ -15,6 +15,22 @@
 #include "config.h"
 #include "tl/verbs/ib.h"
 
+/* Puts of the lanes in `orig` went out again on lane l (flock and its lock
+ * held, posted): the flushes of those lanes wait for them too, those under
+ * way and those that begin later (lane->replay_orig). */
+void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    uint64_t posted = lane->sq_posted;
+    if (SR_IB_LOAD(lane->sq_done) >= lane->replay_seq)
+        lane->replay_orig = 0;
+    lane->replay_orig |= orig;
+    lane->replay_seq = posted;
+    for (sr_ib_flush_t *f = ep->ctx->flushes; f; f = f->next)
+        if (f->ep == ep && (f->lanes & orig) && f->target[l] < posted)
+            f->target[l] = posted;
+}
+
 /* Posts the puts of failed lanes again, in order, on one lane that is up. */
 static void sr_ib_replay(sr_tl_ep_t *ep)
 {
@@ -41,16 +57,8 @@ static void sr_ib_replay(sr_tl_ep_t *ep)
             SR_IB_COUNT(ctx->n_replayed, 1);
         }
         sr_ib_post_lane(ep, lane);
-        uint64_t posted = lane->sq_posted;
-        if (SR_IB_LOAD(lane->sq_done) >= lane->replay_seq)
-            lane->replay_orig = 0;
-        lane->replay_orig |= orig;
-        lane->replay_seq = posted;
+        sr_ib_replayed(ep, l, orig);
         sr_ib_unlock(ctx, &lane->lock);
-        /* A flush under way for their first lanes waits for these too. */
-        for (sr_ib_flush_t *f = ctx->flushes; f; f = f->next)
-            if (f->ep == ep && (f->lanes & orig) && f->target[l] < posted)
-                f->target[l] = posted;
         break;
     }
     if (ep->replay_head && !alive) {
@@ -82,6 +90,8 @@ static int sr_ib_flushed(sr_tl_ep_t *ep, uint32_t lanes, const uint64_t *target)
     for (sr_ib_op_t *op = ep->replay_head; op; op = op->next)
         if (lanes >> op->orig & 1)
             return 0;
+    if (sr_unlikely(sr_ib_limbo_holds(ep, lanes)))
+        return 0;
     for (int l = 0; l < ep->nlanes; l++)
         if (target[l] && SR_IB_LOAD(ep->lanes[l].sq_done) < target[l])
             return 0;
@@ -187,6 +197,7 @@ int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
             if (ep->replay_head)
                 sr_ib_replay(ep);
             more |= ep->replay_head != NULL;
+            more |= sr_ib_limbo_run(ctx, ep, done);
         }
         if (more)
             SR_IB_STORE(ctx->replays, 1);

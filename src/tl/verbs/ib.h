@@ -175,6 +175,22 @@ typedef struct {
     uint64_t       sig_seq;      /* ... the last signalled one */
     uint32_t       unsig;        /* unsignalled WRs since the last signalled */
     struct sr_ib_op *free;       /* ops of this lane's cache (no shared pool on the post path) */
+    /*
+     * WRs that the lane's failure flushed, in post order, whose fate the
+     * peer's old receive PSN decides (repair.c, "Work caught in a
+     * failure"; under flock and the lane lock, fates under the latter).  psn:
+     * the first PSN of the next WR on qp; mtu_shift: log2 of its path MTU.
+     * rq_psn: our old QP's next expected PSN, for the peer; peer_psn: the
+     * peer's, for our atomics (each with its _ok: known).  wc_err: the
+     * first error completion of this outage (0: only flushes seen).
+     */
+    struct sr_ib_op *limbo_head, *limbo_tail;
+    uint64_t       limbo_since;
+    uint32_t       psn;
+    uint32_t       mtu_shift;
+    uint32_t       rq_psn, peer_psn;
+    int            rq_psn_ok, peer_psn_ok;
+    int            wc_err;
     /* Puts of other lanes replayed here (flock): a flush of those lanes
      * waits here up to replay_seq. */
     uint32_t       replay_orig;
@@ -187,11 +203,13 @@ typedef struct {
 /* Internal notify messages: flagged in the length word, never shown to users. */
 #define SR_IB_MSG_INTERNAL 0x80000000u
 enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
-       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */ };
+       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */,
+       SR_IB_CTL_PSN = 0x200 /* flag: psn is the old QP's receive PSN */ };
 typedef struct {
     uint32_t op;
     uint32_t lane;
     uint32_t qpn;
+    uint32_t psn;
 } sr_ib_ctl_t;
 
 /* One outstanding data work request; its address is the wr_id. */
@@ -199,6 +217,9 @@ enum { SR_IB_OP_DATA = 0, SR_IB_OP_COVER };
 typedef struct sr_ib_op {
     struct sr_ib_op  *next;      /* in its lane's wq or hold list, or ep's replay */
     uint64_t          seq;
+    uint32_t          psn;       /* PSN of its first packet (repair.c) */
+    uint32_t          psn_next;  /* ... of the next WR's */
+    int               fate;      /* in a lane's limbo: SR_IB_FATE_* */
     struct ibv_send_wr wr;
     struct ibv_sge    sge;
     int               kind;
@@ -552,6 +573,7 @@ void sr_ib_post_held(sr_tl_ctx_t *ctx);
 /* Lane lock held. */
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
+void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
 /* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 
@@ -560,8 +582,9 @@ void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *do
 int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 
-/* flush.c */
+/* flush.c; replayed: flock and the lane's lock held. */
 symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
+void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig);
 int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 
 /* notify.c */
@@ -582,6 +605,17 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
 void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
+/* WRs that a failure flushed ("Work caught in a failure" there).
+ * lane_connected: its QP is connected (lane lock held); limbo_add: 1 when
+ * op (a flushed WR) waits there (lane lock and flock held); limbo_sort:
+ * the peer's old receive PSN, when known, decides (lane lock held);
+ * limbo_run: from progress (flock held), 1 while some wait; limbo_holds:
+ * a put completed at post of one of `lanes` waits there (flock held). */
+int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes);
+void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra);
+int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
+void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t psn);
+int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done);
 
 extern const sr_tl_ops_t sr_tl_verbs_ops;
 

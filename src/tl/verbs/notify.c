@@ -234,7 +234,7 @@ void sr_ib_heartbeats(sr_tl_ctx_t *ctx)
         sr_tl_ep_t *ep = ctx->eps[pe];
         if (ep == NULL || pe == ctx->params.my_pe || ep->nqp_error || now - ep->hb_sent < ctx->hb_ns)
             continue;
-        sr_ib_ctl_t c = { SR_IB_CTL_HEARTBEAT, 0, 0 };
+        sr_ib_ctl_t c = { SR_IB_CTL_HEARTBEAT, 0, 0, 0 };
         if (sr_ib_send_locked(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL) != SYMRAIL_OK)
             ep->hb_sent = now;  /* no credit now: the peer is behind; try next interval */
     }

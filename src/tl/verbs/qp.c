@@ -256,6 +256,7 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
                 free(ep);
                 return st;
             }
+            sr_ib_lane_connected(lane, &ra);
         }
         if (r == 0) {
             uint32_t nqpn;

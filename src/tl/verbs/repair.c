@@ -30,8 +30,10 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
 static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
-    sr_ib_ctl_t c = { op | (ep->lanes[lane].refused ? SR_IB_CTL_REFUSED : 0), (uint32_t)lane,
-                      qpn };
+    const sr_ib_lane_t *ln = &ep->lanes[lane];
+    sr_ib_ctl_t c = { op | (ln->refused ? SR_IB_CTL_REFUSED : 0) |
+                          (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0),
+                      (uint32_t)lane, qpn, ln->rq_psn };
     symrail_status_t st = SYMRAIL_ERR_AGAIN;
     if (sr_likely(ctx->fault_ctl == 0))
         st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
@@ -46,6 +48,7 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
 {
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_DEAD;
+    SR_IB_STORE(ep->ctx->replays, 1);  /* its limbo fails (sr_ib_limbo_run) */
     if (lane->refused) {
         /* Offered while it was repaired: the core learns it is gone now. */
         lane->refused = 0;
@@ -56,6 +59,8 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
              lane->rail->dev->name, lane->rail->port, why);
 }
 
+static void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
+
 /* Replaces a drained lane's QP; connects it when the peer's number is known. */
 static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
 {
@@ -65,6 +70,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
         sr_ib_lane_dead(ep, l, "failed too often");
         return -1;
     }
+    sr_ib_old_rq_psn(lane);
     ibv_destroy_qp(lane->qp);
     lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, 0);
     if (lane->qp == NULL) {
@@ -79,6 +85,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
             sr_ib_lane_dead(ep, l, "reconnect failed");
             return -1;
         }
+        sr_ib_lane_connected(lane, &ep->rail_addr[r]);
     }
     return 0;
 }
@@ -90,6 +97,8 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->down = 0;
     lane->refused = 0;
     lane->peer_qpn = 0;
+    lane->wc_err = 0;
+    lane->peer_psn_ok = 0;
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
     SR_IB_COUNT(ep->ctx->n_repaired, 1);
@@ -146,14 +155,18 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
         if (lane->outstanding != 0)
             break;
         if (pe == me) {
-            if (sr_ib_lane_rebuild(ep, l, 0) == 0)
+            /* Connected to itself: its own receive side says. */
+            if (sr_ib_lane_rebuild(ep, l, 0) == 0) {
+                sr_ib_limbo_sort(ep, lane, lane->rq_psn_ok, lane->rq_psn);
                 sr_ib_lane_up(ep, l);
+            }
         } else if (me < pe) {
             if (sr_ib_lane_rebuild(ep, l, 0) == 0)
                 lane->state = SR_IB_LANE_TELL;
         } else if (lane->peer_qpn) {
             /* The peer already made its new QP: connect ours. */
             if (sr_ib_lane_rebuild(ep, l, lane->peer_qpn) == 0) {
+                sr_ib_limbo_sort(ep, lane, lane->peer_psn_ok, lane->peer_psn);
                 lane->rqpn = lane->peer_qpn;
                 lane->state = SR_IB_LANE_ANSWER;
             }
@@ -210,7 +223,7 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
         return;
     /* The peer's end refused a withdrawn rkey of ours: so did this end. */
     int refused = (c.op & SR_IB_CTL_REFUSED) != 0;
-    switch (c.op & ~(uint32_t)SR_IB_CTL_REFUSED) {
+    switch (c.op & ~(uint32_t)(SR_IB_CTL_REFUSED | SR_IB_CTL_PSN)) {
     case SR_IB_CTL_REQUEST:      /* we are the lower PE */
         if (lane->state == SR_IB_LANE_WAIT)
             lane->state = SR_IB_LANE_TELL;  /* the peer has not seen our RECONNECT yet: again */
@@ -223,15 +236,21 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
             lane->ack_owed = lane->state == SR_IB_LANE_UP;  /* a repeat: we are connected to it */
         } else {
             sr_ib_lane_told(ep, lane, refused);
-            if (lane->state == SR_IB_LANE_DRAIN)
+            if (lane->state == SR_IB_LANE_DRAIN) {
                 lane->peer_qpn = c.qpn;
+                lane->peer_psn_ok = (c.op & SR_IB_CTL_PSN) != 0;
+                lane->peer_psn = c.psn;
+            }
         }
         SR_IB_STORE(ctx->repairs_pending, 1);
         break;
     case SR_IB_CTL_ACK:
         if (lane->state == SR_IB_LANE_WAIT) {
             int r = (int)(lane->rail - ctx->rails);
+            /* Drained before we told the peer: all it flushed is in limbo. */
+            sr_ib_limbo_sort(ep, lane, (c.op & SR_IB_CTL_PSN) != 0, c.psn);
             if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK) {
+                sr_ib_lane_connected(lane, &ep->rail_addr[r]);
                 lane->rqpn = c.qpn;
                 sr_ib_lane_up(ep, (int)c.lane);
             } else {
@@ -263,4 +282,201 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
                 ctx->params.lane_cb(ctx->params.cb_arg, pe, l, weight, gen);
         }
     }
+}
+
+/*
+ * ---- Work caught in a failure ------------------------------------------------------------
+ *
+ * A QP in error completes what it holds as IBV_WC_WR_FLUSH_ERR, and that
+ * alone does not say whether the peer executed it:
+ *  - RC applies requests at the responder in PSN order, and the
+ *    responder's expected PSN moves past a request only once it has
+ *    executed it.  A responder that refuses a request (a withdrawn rkey:
+ *    a remote access error, of the IBA's class C; rxe NAKs it and puts its
+ *    own QP in error) executes neither it nor anything later on that QP.  At the PE whose request was refused, the NAK acknowledges
+ *    everything before it, and every later request was not executed.
+ *  - At the other PE (the owner of the withdrawn key), the QP went to
+ *    error because its responder refused the peer's request, and its own
+ *    requests in flight complete flushed whether or not the peer executed
+ *    them: a request that left before the error reached a responder that
+ *    kept working until the NAK reached it, and the response was dropped
+ *    by our QP in error.  Here the flush says nothing.
+ * Both ends are decided alike by the peer's responder: a QP in the error
+ * state executes nothing more, so once drained its receive PSN
+ * (ibv_query_qp, IBV_QP_RQ_PSN; rxe reports the next PSN its responder
+ * expects) is final: every request before it was executed, none at or
+ * after it (a retransmitted duplicate of an executed request is answered
+ * from the responder's record, not executed again).  Each PE reads its old
+ * QP's before destroying it and sends it with RECONNECT or ACK; each WR's
+ * PSNs are counted at post (sr_ib_post_lane) from the sq_psn the QP started
+ * with, as RC assigns them: a WRITE one per path-MTU packet (at least one),
+ * a READ request one per response packet, an atomic one.
+ *
+ * So the flushed WRs of a lane wait, in post order, for that PSN (its
+ * limbo); then a write wholly before it landed and is done; an atomic
+ * before it was applied and its result went with the response: one that
+ * wants no result and is a single device atomic (not a compare-swap loop,
+ * whose outcome we cannot tell) is done, the others fail; everything else
+ * (not executed, a write only partly, a read whose data was lost) goes
+ * again, in the same order, on the same lane once it is repaired, so that
+ * what a lane orders (a put and the signal behind it, a fence) stays in
+ * order.  A put that completed at post keeps the flushes of its lane
+ * waiting meanwhile.  Without the PSN (the query failed), with a lane
+ * beyond repair, a peer that stops answering (a retry-exceeded error: the
+ * flush may be all we ever hear) or no answer in SR_IB_LIMBO_NS, all fails
+ * as it did before: puts completed at post go out on another lane
+ * (flush.c), the others end with an error (the core retries puts and gets).
+ */
+#define SR_IB_LIMBO_NS (10ull * 1000 * 1000 * 1000)
+
+enum { SR_IB_FATE_UNKNOWN = 0, SR_IB_FATE_REPLAY, SR_IB_FATE_DONE, SR_IB_FATE_LOST,
+       SR_IB_FATE_FAIL };
+
+static inline int sr_ib_psn_before(uint32_t a, uint32_t b)
+{
+    uint32_t d = (b - a) & 0xffffff;
+    return d != 0 && d < 0x800000;
+}
+
+/* The drained QP's receive PSN, before it goes (lane lock held). */
+static void sr_ib_old_rq_psn(sr_ib_lane_t *lane)
+{
+    struct ibv_qp_attr a;
+    struct ibv_qp_init_attr ia;
+    lane->rq_psn_ok = ibv_query_qp(lane->qp, &a, IBV_QP_STATE | IBV_QP_RQ_PSN, &ia) == 0 &&
+                      a.qp_state == IBV_QPS_ERR;
+    lane->rq_psn = lane->rq_psn_ok ? a.rq_psn & 0xffffff : 0;
+    if (!lane->rq_psn_ok)
+        sr_warn("verbs: QP %u: its receive PSN is unknown: the peer's work its failure caught "
+                "fails", lane->qp->qp_num);
+}
+
+void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra)
+{
+    uint32_t mtu = lane->rail->mtu < ra->mtu ? lane->rail->mtu : ra->mtu;
+    lane->mtu_shift = 7 + mtu;  /* IBV_MTU_256 is 1 */
+    lane->psn = sr_ib_psn(lane->qp->qp_num);
+}
+
+int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+{
+    if (lane->state == SR_IB_LANE_DEAD || lane->wc_err == IBV_WC_RETRY_EXC_ERR)
+        return 0;
+    sr_ib_rseg_t *rs = op->region >= SR_TL_REGION_SEG0 ? sr_ib_rseg(ep, op->region) : NULL;
+    if (rs && SR_IB_LOAD(rs->state) == SR_IB_RSEG_DEAD)
+        return 0;  /* behind the refused one: stale, like it */
+    op->fate = SR_IB_FATE_UNKNOWN;
+    op->next = NULL;
+    if (lane->limbo_tail) {
+        lane->limbo_tail->next = op;
+    } else {
+        lane->limbo_head = op;
+        lane->limbo_since = sr_time_ns();
+    }
+    lane->limbo_tail = op;
+    return 1;
+}
+
+void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t psn)
+{
+    if (lane->limbo_head == NULL)
+        return;
+    for (sr_ib_op_t *op = lane->limbo_head; op; op = op->next) {
+        if (op->fate != SR_IB_FATE_UNKNOWN)
+            continue;  /* sorted in an earlier outage, not posted since */
+        int atomic = op->amo_slot >= 0, read = op->wr.opcode == IBV_WR_RDMA_READ;
+        if (!known)
+            op->fate = SR_IB_FATE_FAIL;
+        else if (!sr_ib_psn_before(op->psn, psn))
+            op->fate = SR_IB_FATE_REPLAY;  /* not executed */
+        else if (atomic)
+            op->fate = op->dst == NULL && !op->amo_loop ? SR_IB_FATE_DONE : SR_IB_FATE_LOST;
+        else if (!read && !sr_ib_psn_before(psn, op->psn_next))
+            op->fate = SR_IB_FATE_DONE;    /* a write wholly landed */
+        else
+            op->fate = SR_IB_FATE_REPLAY;  /* a read, or a write only partly */
+    }
+    SR_IB_STORE(ep->ctx->replays, 1);
+}
+
+int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes)
+{
+    for (int l = 0; l < ep->nlanes; l++)
+        for (const sr_ib_op_t *op = ep->lanes[l].limbo_head; op; op = op->next)
+            if (op->comp == NULL && (lanes >> op->orig & 1))
+                return 1;
+    return 0;
+}
+
+/* Ends one WR of the limbo that does not go again (flock and lane lock). */
+static void sr_ib_limbo_end(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int fate, sr_ib_done_t *done)
+{
+    if (op->comp == NULL) {
+        if (fate == SR_IB_FATE_DONE)
+            sr_ib_op_put(ctx, op);
+        else
+            sr_ib_replay_add(op->ep, op);  /* on another lane, or its loss reported */
+        return;
+    }
+    sr_ib_done_add(done, op->comp, fate == SR_IB_FATE_DONE ? SYMRAIL_OK : SYMRAIL_ERR_TRANSPORT);
+    sr_ib_op_put(ctx, op);
+}
+
+int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
+{
+    int more = 0, lost = 0, failed = 0, replayed = 0, applied = 0;
+    uint64_t now = sr_time_ns();
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        sr_ib_lock(ctx, &lane->lock);
+        if (lane->limbo_head == NULL) {
+            sr_ib_unlock(ctx, &lane->lock);
+            continue;
+        }
+        int dead = lane->state == SR_IB_LANE_DEAD, late = now - lane->limbo_since > SR_IB_LIMBO_NS;
+        int blocked = 0;  /* what goes again goes in order */
+        uint32_t orig = 0;
+        sr_ib_op_t **pp = &lane->limbo_head, *op, *last = NULL;
+        while ((op = *pp) != NULL) {
+            int fate = op->fate;
+            if (dead || (late && fate == SR_IB_FATE_UNKNOWN))
+                fate = SR_IB_FATE_FAIL;
+            if (fate == SR_IB_FATE_UNKNOWN ||
+                (fate == SR_IB_FATE_REPLAY &&
+                 (blocked || (blocked = lane->down || !sr_ib_room(ep, lane))))) {
+                last = op;
+                pp = &op->next;
+                continue;
+            }
+            *pp = op->next;
+            if (fate == SR_IB_FATE_REPLAY) {
+                orig |= 1u << op->orig;
+                sr_ib_replay_same(ep, lane, op);
+                replayed++;
+                continue;
+            }
+            applied += fate == SR_IB_FATE_DONE;
+            lost += fate == SR_IB_FATE_LOST;
+            failed += fate == SR_IB_FATE_FAIL;
+            sr_ib_limbo_end(ctx, op, fate, done);
+        }
+        lane->limbo_tail = last;
+        more |= lane->limbo_head != NULL;
+        sr_ib_post_lane(ep, lane);
+        if (orig)
+            sr_ib_replayed(ep, l, orig);
+        sr_ib_unlock(ctx, &lane->lock);
+    }
+    SR_IB_COUNT(ctx->n_replayed, (uint64_t)replayed);
+    if (replayed || applied)
+        sr_info("verbs: of the work requests to PE %d that a QP failure caught, %d were not "
+                "executed, or are reads: posted again; %d were executed: done", ep->pe,
+                replayed, applied);
+    if (lost)
+        sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
+                 "results were lost with it", lost, ep->pe);
+    if (failed)
+        sr_error("verbs: %d work request(s) to PE %d were caught in the failure of their QP, "
+                 "which cannot tell whether they were executed: they fail", failed, ep->pe);
+    return more;
 }

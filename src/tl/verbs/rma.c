@@ -53,9 +53,16 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         return;
     SR_IB_STORE(lane->hold_head, NULL);
     lane->hold_tail = NULL;
-    uint32_t n = 0;
+    uint32_t n = 0, psn = lane->psn;
     uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
+        /* The PSNs RC gives it (repair.c, "Work caught in a failure"). */
+        op->psn = psn & 0xffffff;
+        psn += op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                       op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || op->wr.num_sge == 0 ||
+                       op->sge.length == 0
+                   ? 1 : ((op->sge.length - 1) >> lane->mtu_shift) + 1;
+        op->psn_next = psn & 0xffffff;
         int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
                   lane->unsig + 1 >= ctx->sig_every || (op == last && op != first);
         op->seq = ++seq;
@@ -73,6 +80,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         n++;
     }
     SR_IB_STORE(lane->sq_posted, seq);
+    lane->psn = psn & 0xffffff;
     if (lane->wq_tail)
         lane->wq_tail->next = first;
     else
@@ -175,10 +183,21 @@ void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
     sr_ib_hold(lane, op);
 }
 
+/* A WR its QP's failure caught and that must go again (repair.c): on its
+ * lane, repaired (lock held, room checked), as it was, behind the others
+ * of its lane caught with it; held until the caller posts the lane. */
+void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+{
+    op->kind = SR_IB_OP_DATA;
+    op->must_sig = 1;  /* rare: a completion of its own, for the flushes that wait */
+    sr_ib_take(ep->ctx, lane, op);
+    sr_ib_hold(lane, op);
+}
+
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
- * comes back flushed, certainly not executed, and is retried on another
- * lane while this one is repaired.  (An atomic caught in a failure may have
- * been applied, so it fails instead: not what this hook is for.) */
+ * comes back flushed, certainly not executed, and goes again once the lane
+ * is repaired (repair.c, "Work caught in a failure"); meanwhile new slices
+ * take the other lanes. */
 static inline void sr_ib_fault_hook(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
