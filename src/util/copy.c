@@ -20,6 +20,14 @@
  *   loads of the loop, the head is loaded and stored last, so that neither
  *   the next call's first loads nor this call's first loads meet a store
  *   still in flight.
+ * - A source 16 bytes past a line boundary stays at about 0.8x of the
+ *   aligned rate up to 16 KiB cache-hot whatever the loop (copy_micro,
+ *   4 KiB put: split loads 204, vpermt2d 203, valignd 136, vpermt2b 114,
+ *   aligned loads with split stores 90 GB/s, against 257 aligned; glibc's
+ *   memcpy 180): every line costs either a second L1 access or a shuffle on
+ *   the one port that does them.  A get the other way round (0.66x at 4 KiB)
+ *   also waits on its previous call's stores, which are still in the store
+ *   buffer when a 4 KiB copy follows another on the same lines.
  * - Non-temporal stores win only when the copy cannot stay in the caches
  *   anyway (cache-cold 4 MiB+: 1.3x), and lose cache-hot (0.86x at 4 MiB)
  *   and for whoever reads the destination next (a peer on this node reads
@@ -34,14 +42,15 @@
 #include <stdint.h>
 #include <unistd.h>
 
-/* Above this, `rep movsb` where the CPU has ERMS; at it too unless the pair
- * aliases (copy_bench at 16 KiB: the same rate cache-hot, 5-10% more
+/* Above this, `rep movsb` where the CPU has ERMS; at it too for pairs whose
+ * lines line up (copy_bench at 16 KiB: the same rate cache-hot, 5-10% more
  * cache-cold, as KV blocks scattered over a pool are; 0.88x hot where a
- * forward copy aliases, which the backward loop avoids). */
+ * forward copy aliases, which the backward loop avoids; misaligned pairs
+ * see sr_copy_vec_pair). */
 #define SR_COPY_VEC_MAX ((size_t)16 << 10)
 #define SR_COPY_MOVSB(cfg, dst, src, len)                                                 \
     ((cfg)->movsb && ((len) > SR_COPY_VEC_MAX ||                                           \
-                      ((len) == SR_COPY_VEC_MAX && !sr_copy_aliases(dst, src))))
+                      ((len) == SR_COPY_VEC_MAX && !sr_copy_vec_pair(cfg, dst, src))))
 #define SR_COPY_NT_FLOOR ((size_t)4 << 20)
 
 /* Relative offsets (dst - src modulo 4096) that alias a forward loop. */
@@ -151,6 +160,12 @@ static inline unsigned sr_copy_shift(const void *dst, const void *src)
     unsigned k = (unsigned)(((uintptr_t)src - (uintptr_t)dst) & 63);
     return k % 4 == 0 ? k : 0;
 }
+
+/* At SR_COPY_VEC_MAX, pairs that alias or that the shift loop takes stay
+ * in the vector loops: cache-hot they beat `rep movsb` there (16 KiB +16:
+ * 214 against 187-203 GB/s put, copy_micro). */
+#define sr_copy_vec_pair(cfg, dst, src)                                                   \
+    (sr_copy_aliases(dst, src) || ((cfg)->shift != NULL && sr_copy_shift(dst, src)))
 
 __attribute__((target("avx512f"), no_sanitize_address)) static void
 sr_copy_avx512_shift(void *dst, const void *src, size_t len)
@@ -297,6 +312,26 @@ static void sr_copy_movsb(void *dst, const void *src, size_t len)
     __asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
 }
 
+/*
+ * `rep movsb` from a 64-byte boundary, the first line copied by a vector:
+ * the destination's, unless the pair is less than 512 bytes apart modulo
+ * 4096, where the source's keeps the string engine's loads off the lines
+ * it has just stored (what glibc 2.36 does, so what Open MPI's shared
+ * memory path runs at these sizes: one memcpy into the peer's mapping).
+ */
+__attribute__((target("avx512f"))) static void sr_copy_movsb_avx512(void *dst,
+                                                                    const void *src,
+                                                                    size_t len)
+{
+    char *d = dst;
+    const char *s = src;
+    __m512i first = _mm512_loadu_si512((const void *)s);
+    uintptr_t base = (((uintptr_t)d - (uintptr_t)s) & 0xe00) ? (uintptr_t)d : (uintptr_t)s;
+    size_t head = 64 - (base & 63);
+    sr_copy_movsb(d + head, s + head, len - head);
+    _mm512_storeu_si512((void *)d, first);
+}
+
 typedef struct {
     const char *name;
     void (*fwd)(void *dst, const void *src, size_t len, int nt); /* NULL: no vectors */
@@ -306,6 +341,7 @@ typedef struct {
     void (*shift_back)(void *dst, const void *src, size_t len);
     int         movsb;   /* `rep movsb` above SR_COPY_VEC_MAX */
     size_t      nt_min;  /* streaming stores from here (with fwd) */
+    void (*movsb_fn)(void *dst, const void *src, size_t len);
 } sr_copy_cfg_t;
 
 static sr_copy_cfg_t sr_copy_cfg;
@@ -340,13 +376,14 @@ static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_
         name = avx512 ? "avx512" : avx2 ? "avx2" : "movsb";
     if (strcmp(name, "avx512") == 0 && avx512)
         *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back,
-                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 0 };
+                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 0, NULL };
     else if (strcmp(name, "avx2") == 0 && avx2)
-        *cfg = (sr_copy_cfg_t){ "avx2", sr_copy_avx2, sr_copy_avx2_back, NULL, NULL, 0, 0 };
+        *cfg = (sr_copy_cfg_t){ "avx2", sr_copy_avx2, sr_copy_avx2_back, NULL, NULL, 0, 0, NULL };
     else if (strcmp(name, "movsb") == 0)
-        *cfg = (sr_copy_cfg_t){ "movsb", NULL, NULL, NULL, NULL, 1, 0 };
+        *cfg = (sr_copy_cfg_t){ "movsb", NULL, NULL, NULL, NULL, 1, 0, NULL };
     else
         return -1;
+    cfg->movsb_fn = cfg->fwd == sr_copy_avx512 ? sr_copy_movsb_avx512 : sr_copy_movsb;
     if (movsb >= 0)
         cfg->movsb = movsb;
     else
@@ -395,7 +432,7 @@ void sr_copy_large(void *dst, const void *src, size_t len)
     if (cfg->fwd != NULL && len >= cfg->nt_min)
         cfg->fwd(dst, src, len, 1);
     else if (SR_COPY_MOVSB(cfg, dst, src, len))
-        sr_copy_movsb(dst, src, len);
+        cfg->movsb_fn(dst, src, len);
     else if (cfg->fwd == NULL)
         memcpy(dst, src, len);
     else if (cfg->shift != NULL && sr_copy_shift(dst, src))
