@@ -155,6 +155,7 @@ static sr_tl_slot_t *sr_ep_tl(const char *fn)
     sr_regions_tl_added(sr_rt.ntls - 1);
     /* Waits sleep on one transport only where it carries every peer. */
     sr_rt.sleeper = -1;
+    sr_rt.spin_ns = 0;
     sr_info("TCP started for connected jobs (also between jobs on this host)");
     return slot;
 }

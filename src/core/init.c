@@ -360,6 +360,14 @@ static symrail_status_t sr_wireup(void)
         if (all && sr_rt.tls[i].attr.can_sleep)
             sr_rt.sleeper = i;
     }
+    /* Where every peer's writes land by themselves (shared memory), a
+     * waiter that polls competes with no thread of its own, only with the
+     * peer it waits for when there are more PEs than CPUs (then it yields
+     * as it polls): it polls SYMRAIL_SPIN_US before it sleeps.  Over TCP the
+     * progress thread needs the CPU, and verbs never sleeps. */
+    sr_rt.spin_ns = 0;
+    if (sr_rt.sleeper >= 0 && sr_rt.tls[sr_rt.sleeper].attr.immediate)
+        sr_rt.spin_ns = sr_rt.env.spin_us * 1000u;
     return SYMRAIL_OK;
 }
 

@@ -10,16 +10,18 @@
 #
 #   tests/perf/shmem_bench.sh BUILDDIR [--quick] [--reps R] [--out OUTDIR]
 #                                      [--window MiB] [--pes "2 4 8"]
-# RMA points run on 2 PEs, the collectives at every PE count.  When one side
-# cannot be built it says why and measures the other; a point symrail fails
-# is reported and left out, the rest still measured.
+#                                      [--groups "rma barrier ..."]
+# RMA points run on 2 PEs, the collectives at every PE count; --groups
+# measures only those named (rma barrier bcast reduce fcollect alltoall).
+# When one side cannot be built it says why and measures the other; a point
+# symrail fails is reported and left out, the rest still measured.
 set -eu
-usage='usage: shmem_bench.sh BUILDDIR [--quick] [--reps R] [--out DIR] [--window MiB] [--pes LIST]'
+usage='usage: shmem_bench.sh BUILDDIR [--quick] [--reps R] [--out DIR] [--window MiB] [--pes LIST] [--groups LIST]'
 build=${1:?$usage}
 shift
 build=$(cd "$build" && pwd)
 src=$(cd "$(dirname "$0")" && pwd)
-quick= reps= out=$build window= pes="2 4 8"
+quick= reps= out=$build window= pes="2 4 8" only=
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=--quick ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
         --out) out=${2:?$usage}; shift ;;
         --window) window=${2:?$usage}; shift ;;
         --pes) pes=${2:?$usage}; shift ;;
+        --groups) only=$(echo "${2:?$usage}" | tr ',' ' '); shift ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
     shift
@@ -152,6 +155,13 @@ groups_of() {
     g=
     [ "$2" -eq 2 ] && g=rma
     for c in $colls; do g="$g $c"; done
+    if [ -n "$only" ]; then
+        k=
+        for x in $g; do
+            case " $only " in *" $x "*) k="$k $x" ;; esac
+        done
+        g=$k
+    fi
     for b in $(cat "$tmp/broken.$1.$2" 2>/dev/null); do
         g=$(echo " $g " | sed "s/ $b / /")
     done
