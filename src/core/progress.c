@@ -74,6 +74,8 @@ static int sr_wait_cpu_shared(void)
 {
     static __thread int next;
     int cpu = sched_getcpu() + 1;
+    if (cpu <= 0)
+        return 0;
     uint64_t *mine = &sr_intern()->wait_cpu;
     if (__atomic_load_n(mine, __ATOMIC_RELAXED) != (uint64_t)cpu)
         __atomic_store_n(mine, (uint64_t)cpu, __ATOMIC_RELAXED);
@@ -156,7 +158,8 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
             return SYMRAIL_OK;
         if ((flags & SR_WAIT_REMOTE) && sr_rt.sleeper >= 0) {
             sr_tl_slot_t *s = &sr_rt.tls[sr_rt.sleeper];
-            __atomic_store_n(&sr_intern()->wait_cpu, 0, __ATOMIC_RELAXED);
+            if (sr_rt.spin_ns != 0)  /* asleep: on no CPU (sr_wait_cpu_shared) */
+                __atomic_store_n(&sr_intern()->wait_cpu, 0, __ATOMIC_RELAXED);
             uint32_t token = s->ops->wait_prepare(s->tl);
             int done = cond(arg);
             if (!done) {
