@@ -42,6 +42,7 @@ sr_tl_slot_t *sr_ep_tcp(const char *fn)
     sr_regions_tl_added(sr_rt.ntls - 1);
     /* Waits sleep on one transport only where it carries every peer. */
     sr_rt.sleeper = -1;
+    sr_rt.spin_ns = 0;  /* the long shm wait reads job peers' words only */
     sr_info("TCP started for connected jobs");
     return slot;
 }
@@ -67,6 +68,7 @@ sr_tl_slot_t *sr_ep_shm(void)
     }
     sr_regions_tl_added(sr_rt.ntls - 1);
     sr_rt.sleeper = -1;
+    sr_rt.spin_ns = 0;
     return &sr_rt.tls[sr_rt.ntls - 1];
 }
 

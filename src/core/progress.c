@@ -53,13 +53,40 @@ int sr_progress(sr_ctx_t *ctx)
     return n;
 }
 
-static inline void sr_spin_pause(void)
+static inline void sr_spin_pause(int yield)
 {
     /* With more PEs than CPUs, the peer we wait for may need our CPU. */
-    if (sr_rt.oversubscribed)
+    if (yield)
         sched_yield();
     else
         sr_cpu_relax();
+}
+
+/*
+ * Whether a local peer polled last on the CPU we run on: then it may be
+ * queued behind us there, and polling without yielding would keep it from
+ * running until the scheduler's slice ends (milliseconds: the load
+ * balancer does not separate two busy PEs at once).  Publishes our own CPU
+ * and looks at one peer a call, in turn, so that a look costs one line
+ * whatever the number of PEs.
+ */
+static int sr_wait_cpu_shared(void)
+{
+    static __thread int next;
+    int cpu = sched_getcpu() + 1;
+    if (cpu <= 0)
+        return 0;
+    uint64_t *mine = &sr_intern()->wait_cpu;
+    if (__atomic_load_n(mine, __ATOMIC_RELAXED) != (uint64_t)cpu)
+        __atomic_store_n(mine, (uint64_t)cpu, __ATOMIC_RELAXED);
+    for (int k = 0; k < sr_rt.n_pes; k++) {
+        int pe = next++ % sr_rt.n_pes;
+        if (pe == sr_rt.my_pe || sr_rt.peers[pe].base == NULL)
+            continue;
+        const sr_heap_intern_t *in = (const void *)sr_rt.peers[pe].base;
+        return __atomic_load_n(&in->wait_cpu, __ATOMIC_RELAXED) == (uint64_t)cpu;
+    }
+    return 0;
 }
 
 /* One look at the peers; in a multi-threaded job one thread looks at a time. */
@@ -74,18 +101,54 @@ static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
     return bad;
 }
 
+/*
+ * Polls cond until it holds (1) or the spin budget is spent (0): at least
+ * `polls` times, then until `ns` more have passed.  A sleep costs tens of
+ * microseconds to wake from (futex, IPI, a virtual CPU that halted), far
+ * more than a collective's step, and on a machine with other load the CPU
+ * it gives away may come back only after a scheduler slice (milliseconds)
+ * while the peer that would answer runs.  So over shared memory a waiter
+ * polls across such a slice before it sleeps, as OpenSHMEM and MPI
+ * implementations do (they never sleep).  Polling only costs the peer it
+ * waits for when both run on one CPU: with more PEs than CPUs, or when a
+ * peer's last poll was on our CPU, each poll yields.  The clock and the
+ * CPUs are looked at once every 64 polls.
+ */
+static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t polls,
+                        uint64_t ns)
+{
+    uint64_t end = 0;
+    int yield = sr_rt.oversubscribed;
+    if (polls == 0 && ns == 0)
+        return 0;
+    for (uint64_t i = 0;; i++) {
+        sr_progress(ctx);
+        if (cond(arg))
+            return 1;
+        sr_spin_pause(yield);
+        if (((i + 1) & 63) != 0)
+            continue;
+        if (i + 1 >= polls) {
+            if (ns == 0)
+                return 0;
+            uint64_t now = sr_time_ns();
+            if (end == 0)
+                end = now + ns;
+            else if (now >= end)
+                return 0;
+        }
+        yield = sr_rt.oversubscribed || (sr_rt.spin_ns != 0 && sr_wait_cpu_shared());
+    }
+}
+
 symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
                          uint64_t timeout_ms, const char *what)
 {
     uint64_t spins = sr_rt.env.spin_count;
     uint64_t start = 0, next_check = 0, backoff = 1000;
 
-    for (uint64_t i = 0; i < spins; i++) {
-        sr_progress(ctx);
-        if (cond(arg))
-            return SYMRAIL_OK;
-        sr_spin_pause();
-    }
+    if (sr_wait_spin(ctx, cond, arg, spins, sr_rt.spin_ns))
+        return SYMRAIL_OK;
 
     start = sr_time_ns();
     next_check = start + SR_WAIT_SLICE_NS;
@@ -95,6 +158,8 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
             return SYMRAIL_OK;
         if ((flags & SR_WAIT_REMOTE) && sr_rt.sleeper >= 0) {
             sr_tl_slot_t *s = &sr_rt.tls[sr_rt.sleeper];
+            if (sr_rt.spin_ns != 0)  /* asleep: on no CPU (sr_wait_cpu_shared) */
+                __atomic_store_n(&sr_intern()->wait_cpu, 0, __ATOMIC_RELAXED);
             uint32_t token = s->ops->wait_prepare(s->tl);
             int done = cond(arg);
             if (!done) {
@@ -107,12 +172,8 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
             /* Woken: a writer is at work, and more may follow.  Poll a
              * while before arming again, since every arming interrupts the
              * other CPUs (membarrier) and makes each writer ring again. */
-            for (uint64_t i = 0; i < spins; i++) {
-                sr_progress(ctx);
-                if (cond(arg))
-                    return SYMRAIL_OK;
-                sr_spin_pause();
-            }
+            if (sr_wait_spin(ctx, cond, arg, spins, 0))
+                return SYMRAIL_OK;
         } else if (sr_time_ns() - start < SR_YIELD_NS) {
             /* Nobody can wake us, and even the shortest sleep lasts tens of
              * microseconds (timer slack): a round trip would pay that.  Keep

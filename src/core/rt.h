@@ -197,6 +197,11 @@ typedef struct {
     /* One queue node per lock this PE holds or waits for: the successor
      * and the hand-over flag, written by peers' atomics (src/shmem/lock.c). */
     uint64_t lock_node[SR_LOCK_SLOTS];
+    /* The CPU this PE last polled on in a wait, plus 1 (0: asleep, or has
+     * not waited yet); local peers read it to tell whether the PE they
+     * wait for may be queued behind them on their CPU (progress.c).  Its
+     * own line: the owner writes it whenever it moves. */
+    _Alignas(SR_CACHE_LINE) uint64_t wait_cpu;
 } sr_heap_intern_t;
 
 typedef struct {
@@ -209,6 +214,7 @@ typedef struct {
     sr_tl_slot_t       tls[SR_MAX_TLS];
     int                ntls;
     int                sleeper;   /* index of the transport we can sleep on, -1 if none */
+    uint64_t           spin_ns;   /* a wait polls this long before it sleeps (progress.c) */
     sr_peer_t         *peers;
     int               *pids;      /* for messages */
 

@@ -24,7 +24,9 @@ SR_ENV(op_timeout,    SYMRAIL_OP_TIMEOUT,    TIME,   "60s", "0..720h",
 SR_ENV(heartbeat,     SYMRAIL_HEARTBEAT,     TIME,   "1s", "10ms..1h",
        "An idle connection to a peer carries a heartbeat this often, so a silent peer is noticed")
 SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000", "0..1000000000",
-       "Polls a waiting call makes before it sleeps on a futex")
+       "Polls a waiting call makes before it sleeps on a futex (at least; see SYMRAIL_SPIN_US)")
+SR_ENV(spin_us,       SYMRAIL_SPIN_US,       UINT,   "2000", "0..10000000",
+       "Microseconds a waiting call keeps polling over shared memory, after its SYMRAIL_SPIN_COUNT polls, before it sleeps (not with more PEs on the node than CPUs)")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",
        "Notification messages one sender may have in flight to one receiver (over RDMA also bounded by SYMRAIL_IB_NOTIFY_DEPTH - 2)")
 SR_ENV(shm_seg_slots, SYMRAIL_SHM_SEG_SLOTS, UINT,  "65536", "16..16777216",

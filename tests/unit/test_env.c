@@ -211,6 +211,7 @@ static void test_load_defaults(void **state)
     assert_string_equal(env.transports, "shm,verbs,tcp");
     assert_int_equal(env.op_timeout, 60000);
     assert_int_equal(env.spin_count, 2000);
+    assert_int_equal(env.spin_us, 2000);
     assert_int_equal(env.notify_slots, 64);
     assert_int_equal(env.slice_size, 64 * KiB);
     assert_int_equal(env.stats, 0);
@@ -231,6 +232,7 @@ static void test_load_values(void **state)
         "SYMRAIL_TRANSPORTS=tcp",
         "SYMRAIL_OP_TIMEOUT=1500ms",
         "SYMRAIL_SPIN_COUNT=0",
+        "SYMRAIL_SPIN_US=0",
         "SYMRAIL_NOTIFY_SLOTS=8",
         "SYMRAIL_SLICE_SIZE=1MiB",
         "SYMRAIL_STATS=yes",
@@ -246,6 +248,7 @@ static void test_load_values(void **state)
     assert_string_equal(env.transports, "tcp");
     assert_int_equal(env.op_timeout, 1500);
     assert_int_equal(env.spin_count, 0);
+    assert_int_equal(env.spin_us, 0);
     assert_int_equal(env.notify_slots, 8);
     assert_int_equal(env.slice_size, MiB);
     assert_int_equal(env.stats, 1);
