@@ -139,6 +139,8 @@
 #define SR_TCP_BULK          4096        /* a payload this big is read in place */
 #define SR_TCP_FLAG_MAX      256         /* puts up to this size wake a sleeping wait */
 #define SR_TCP_EVENTS        64
+#define SR_TCP_GATHER        32          /* frames held back (SR_TL_COMP_MORE) for one send */
+#define SR_TCP_IOV           128         /* iovecs a send takes: two a frame */
 #define SR_TCP_TICK_MS       100
 #define SR_TCP_CHECK_NS      (10ull * 1000 * 1000)
 #define SR_TCP_LINGER_MS     300         /* finalize: wait for peers' goodbyes */
@@ -265,6 +267,9 @@ typedef struct sr_tcp_conn {
     /* send */
     sr_tcp_tx_t        *tx_head, *tx_tail;
     size_t              tx_bytes;
+    uint32_t            tx_held;   /* frames queued behind SR_TL_COMP_MORE, not yet
+                                    * offered to the socket: ep_post_end sends them
+                                    * (atomic: it peeks without the lock) */
     /* requests of ours, oldest first */
     sr_tcp_op_t        *pend_head, *pend_tail;
     uint32_t            nops;
@@ -411,6 +416,12 @@ void sr_tcp_conn_free(sr_tcp_conn_t *c);
 void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status);
 sr_tcp_op_t *sr_tcp_done_take(sr_tl_ctx_t *ctx);
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+/* c's queue is ours to send now: empty, or holding frames that no EPOLLOUT
+ * waits for.  c's lock (or io_lock) held. */
+static inline int sr_tcp_tx_idle(const sr_tcp_conn_t *c)
+{
+    return c->tx_head == NULL || c->tx_held != 0;
+}
 void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
 sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 int sr_tcp_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_frame_t *f,
@@ -511,6 +522,7 @@ void sr_tcp_rkeys_free(sr_tl_ep_t *ep);
 
 /* ep.c */
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
+void sr_tcp_ep_post_end(sr_tl_ep_t *ep);
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep);
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now);
 void sr_tcp_op_put(sr_tcp_op_t *op);
