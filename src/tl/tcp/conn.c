@@ -455,8 +455,8 @@ again:
             /* The buffer is empty.  A payload with nowhere to go passes
              * through the buffer and is dropped; else it is read where it
              * belongs, and what follows into the buffer: after a big payload
-             * only the next header, so that the next payload is not read
-             * into the buffer and copied again. */
+             * (SR_TCP_BULK) only the next header, so that the next payload
+             * is not read into the buffer and copied again. */
             c->rx_lo = c->rx_hi = 0;
             struct iovec iov[2] = { { c->rx_dst, c->rx_left },
                                     { c->rxbuf, c->rx_bulk ? SR_TCP_HDR_LEN : SR_TCP_RXBUF } };

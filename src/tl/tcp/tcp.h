@@ -72,8 +72,10 @@
  * mark and notification counts, heard times, counters) are __atomic.
  *
  * Zero copy: a put is written with one sendmsg of header and the caller's
- * buffer, and the target reads the payload straight into its heap after the
- * bounds check; get data is sent from the heap and read into the caller's
+ * buffer (the frames of a run of puts posted with SR_TL_COMP_MORE, up to
+ * SR_TCP_GATHER of them, with one sendmsg), and the target reads the
+ * payload straight into its heap after the bounds check (the tail of one
+ * below SR_TCP_BULK, and up to SR_TCP_RXBUF of what follows into its buffer); get data is sent from the heap and read into the caller's
  * buffer.  Backpressure: a lane takes a request only while it has fewer than
  * SYMRAIL_TCP_MAX_OPS requests and SYMRAIL_TCP_MAX_INFLIGHT bytes in flight
  * (SYMRAIL_ERR_AGAIN otherwise); a target stops reading a connection whose
@@ -136,7 +138,11 @@
 #define SR_TCP_MAX_HS        64          /* connections in handshake at once */
 #define SR_TCP_REPLY_HIWAT   (32u << 20) /* queued reply bytes: stop reading requests */
 #define SR_TCP_IO_BUDGET     (4u << 20)  /* bytes read from one connection per pass */
-#define SR_TCP_BULK          4096        /* a payload this big is read in place */
+/* A payload this big is read in place, one frame a recv; smaller ones (KV
+ * blocks of 4-32 KiB) are read with what follows them, several frames a
+ * recv, and copied from the buffer: a copy from cache costs less than a
+ * recvmsg a frame. */
+#define SR_TCP_BULK          65536
 #define SR_TCP_FLAG_MAX      256         /* puts up to this size wake a sleeping wait */
 #define SR_TCP_EVENTS        64
 #define SR_TCP_GATHER        32          /* frames held back (SR_TL_COMP_MORE) for one send */
