@@ -18,9 +18,13 @@
 #   --blocks     the block sizes compared (default 4K,16K,64K)
 #   --big N      the big batch's blocks (default 32000; 128000 is a 2 GiB pool
 #                at the target; 0 skips it)
+#   KV_BENCH_BIN=PROG  runs PROG instead of this build's kv_bench (another
+#                build of it, to compare two builds the same way)
 #
 # The namespace-hosts and the guest are shared by everyone on the machine:
-# those parts run under `flock /tmp/symrail-heavy.lock`.  Prints one table
+# those parts run under `flock /tmp/symrail-heavy.lock`, which this script
+# takes itself (a caller holding it already sets SYMRAIL_HEAVY_LOCK to
+# another file, or the two wait for each other).  Prints one table
 # per transport, then all ratios side by side (target: paged >= 0.9x contig
 # at 16 KiB), and draws kv_bench.png in the current directory with gnuplot.
 # Samples are in kv_bench.dat.
@@ -30,7 +34,7 @@ top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${top_builddir:-$top_srcdir/build}
 case ${1:-} in -* | '') ;; *) builddir=$1; shift ;; esac
 builddir=$(cd "$builddir" && pwd -P) || exit 1
-BENCH=${KV_BENCH_BIN:-$builddir/tests/perf/kv_bench}  # another build of it, to compare
+BENCH=${KV_BENCH_BIN:-$builddir/tests/perf/kv_bench}
 SYMRUN=$builddir/symrun
 LOCK=${SYMRAIL_HEAVY_LOCK:-/tmp/symrail-heavy.lock}
 
@@ -52,7 +56,7 @@ while [ $# -gt 0 ]; do
         --bytes) bytes=$2; shift ;;
         --blocks) blocks=$2; shift ;;
         --big) nbig=$2; shift ;;
-        -h | --help) sed -n '2,26s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
+        -h | --help) sed -n '2,28s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
         *) echo "kv_bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
