@@ -110,6 +110,8 @@ static symrail_status_t sr_task_self(sr_task_t *t)
                                t->op == SYMRAIL_WRITE);
 }
 
+/* Posts task t; its slices may be held back by the transport until the
+ * caller's ep_post_end for that PE. */
 static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
 {
     if (t->rs->pe == sr_rt.my_pe) {
@@ -124,7 +126,7 @@ static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
     b->inflight += t->len;
     symrail_status_t st = sr_rma_req(b->ctx, t->op == SYMRAIL_WRITE, t->local,
                                      SR_OFF_MAKE(t->rs->idx, t->roff), t->len, t->rs->pe,
-                                     &t->req);
+                                     &t->req, 1);
     sr_req_complete(&t->req, st);
 }
 
@@ -156,12 +158,27 @@ static symrail_status_t sr_batch_hold_locals(struct symrail_batch *b)
     return st;
 }
 
+/* Consecutive tasks to one PE are posted as one run: the transport may
+ * gather their slices (one send for many frames over TCP, one chain of work
+ * requests over verbs) until ep_post_end, called when the PE changes and
+ * at the end. */
 static void sr_batch_post_more(struct symrail_batch *b)
 {
     uint64_t window = sr_rt.env.batch_window;
+    int held = -1;
     sr_ctx_enter(b->ctx);
-    while (b->next < b->n && (b->inflight < window || b->inflight == 0) && !b->canceled)
-        sr_task_post(b, &b->tasks[b->next++]);
+    while (b->next < b->n && (b->inflight < window || b->inflight == 0) && !b->canceled) {
+        sr_task_t *t = &b->tasks[b->next++];
+        int pe = t->rs->pe;
+        if (pe != held && pe != sr_rt.my_pe) {
+            if (held >= 0)
+                sr_rt.peers[held].ops->ep_post_end(sr_rt.peers[held].ep);
+            held = pe;
+        }
+        sr_task_post(b, t);
+    }
+    if (held >= 0)
+        sr_rt.peers[held].ops->ep_post_end(sr_rt.peers[held].ep);
     sr_ctx_leave(b->ctx);
 }
 

@@ -327,6 +327,10 @@ static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
 {
     if (sr_likely(sr_slice_posted(s, st)))
         return SYMRAIL_OK;
+    /* What the endpoint holds back (SR_TL_COMP_MORE) goes out before we
+     * wait for room: its completions are what makes room. */
+    sr_peer_t *peer = &sr_rt.peers[s->pe];
+    peer->ops->ep_post_end(peer->ep);
     sr_post_retry_t p = { s, 0 };
     s->op.ctx->stats.backpressure_stalls++;
     st = sr_wait(s->op.ctx, sr_post_retry, &p, 0, sr_rt.env.op_timeout, s->is_put ? "put" : "get");
@@ -364,9 +368,10 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s,
 }
 
 /* Posts every slice of a transfer, counted in req (waiting for room where
- * there is none). */
+ * there is none).  more: other transfers to pe follow, and the caller ends
+ * them with ep_post_end, so the transport may gather them all. */
 static symrail_status_t sr_rma_slices(sr_ctx_t *ctx, int is_put, char *local, uint64_t roff,
-                                      size_t len, int pe, sr_req_t *req)
+                                      size_t len, int pe, sr_req_t *req, int more)
 {
     sr_peer_t *peer = &sr_rt.peers[pe];
     sr_slicer_t sl;
@@ -381,11 +386,12 @@ static symrail_status_t sr_rma_slices(sr_ctx_t *ctx, int is_put, char *local, ui
         }
         sr_slicer_get(&sl, i, &off, &n);
         sr_slice_fill(s, is_put, local + off, roff + off, n, pe, req,
-                      i + 1 < sl.count ? SR_TL_COMP_MORE : 0, 1);
+                      more || i + 1 < sl.count ? SR_TL_COMP_MORE : 0, 1);
         req->remaining++;
         st = sr_slice_start(s, sr_slice_post(s));
     }
-    peer->ops->ep_post_end(peer->ep);
+    if (!more)
+        peer->ops->ep_post_end(peer->ep);
     return st;
 }
 
@@ -405,19 +411,19 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, i
         if (sr_unlikely(req == NULL))
             return SYMRAIL_ERR_NOMEM;
     }
-    symrail_status_t st = sr_rma_slices(ctx, is_put, local, roff, len, pe, req);
+    symrail_status_t st = sr_rma_slices(ctx, is_put, local, roff, len, pe, req, 0);
     return blocking ? sr_rma_wait(req, is_put, st) : st;
 }
 
 symrail_status_t sr_rma_req(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
-                            int pe, sr_req_t *req)
+                            int pe, sr_req_t *req, int more)
 {
     if (sr_unlikely(ctx->peers[pe].pin >= 0)) {
         symrail_status_t st = sr_peer_settle(ctx, pe, is_put ? "put" : "get");
         if (st != SYMRAIL_OK)
             return st;
     }
-    return sr_rma_slices(ctx, is_put, local, roff, len, pe, req);
+    return sr_rma_slices(ctx, is_put, local, roff, len, pe, req, more);
 }
 
 /* One slice: no request unless the transport takes it in flight. */
@@ -507,8 +513,11 @@ symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what)
 {
     sr_cpeer_t *cp = &ctx->peers[pe];
     symrail_status_t st = SYMRAIL_OK;
-    if (cp->inflight)
+    if (cp->inflight) {
+        sr_peer_t *peer = &sr_rt.peers[pe];
+        peer->ops->ep_post_end(peer->ep);  /* nothing held back may wait */
         st = sr_wait(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, what);
+    }
     if (st == SYMRAIL_OK)
         st = sr_peer_flush(ctx, pe, what);
     if (st == SYMRAIL_OK)

@@ -399,9 +399,10 @@ void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
 symrail_status_t sr_rma_net(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
                             int pe, int blocking);
 /* Non-blocking, every slice counted in `req`, which the caller owns and
- * waits on (batches). */
+ * waits on (batches).  more: the caller posts more to pe and then calls
+ * the endpoint's ep_post_end, so the transport may send them together. */
 symrail_status_t sr_rma_req(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
-                            int pe, sr_req_t *req);
+                            int pe, sr_req_t *req, int more);
 /* An immediate put or get outside the heap. */
 symrail_status_t sr_rma_region(sr_peer_t *peer, int is_put, void *local, uint64_t roff,
                                size_t len) __attribute__((noinline));

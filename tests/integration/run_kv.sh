@@ -19,6 +19,11 @@ for tl in shm tcp; do
         "$(ok 3)" env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS \
         --malloc --prefill 3
 done
+# Frames of a batch held back for one send must go out when a lane is full
+# (3 requests a lane), else the batch would wait for room forever.
+run_case "kv_transfer over tcp, 3 lanes of 3 requests (-n 4)" 0 "$(ok 2)" \
+    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=3 SYMRAIL_TCP_MAX_OPS=3 \
+    "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS
 run_case "kv_transfer on one PE (both parts)" 0 "$(ok 1)" "$SYMRUN" -n 1 --timeout 60 "$KV" $ARGS
 run_case "kv_transfer sees a spoiled word (-n 2)" 1 \
     '^kv_transfer: FAILED: 0 requests failed, [1-9][0-9]* words did not match' \

@@ -77,6 +77,8 @@ static void bulk(unsigned char *pool, symrail_rseg_t r, unsigned char *src, unsi
     size_t bad = t_verify(pool, POOL, prev, 1);
     T_ASSERT(bad == SIZE_MAX, "byte %zu of the pool PE %d wrote is %#x", bad, prev,
              bad == SIZE_MAX ? 0 : pool[bad]);
+    /* The writer's next round must not land while this one is checked. */
+    T_CHECK(symrail_barrier_all());
     /* An odd offset and length, in slices that end anywhere. */
     t_fill(src, POOL, me, 2);
     T_CHECK(xfer(SYMRAIL_WRITE, src, r, 12345, CHUNK + 7, 3));

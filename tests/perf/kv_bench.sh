@@ -5,7 +5,8 @@
 # 4, 16 and 64 KiB blocks; and one batch of 32 000 x 16 KiB blocks.
 #
 #   tests/perf/kv_bench.sh [BUILDDIR] [--quick] [--multihost] [--rxe] [--runs N]
-#                                     [--bytes SIZE]      (make bench-kv)
+#                          [--bytes SIZE] [--blocks 4K,16K,64K] [--big N]
+#                                                         (make bench-kv)
 #
 #   shm, tcp     always: SYMRAIL_TRANSPORTS=shm, then tcp, on this host
 #   --multihost  TCP between two namespace-hosts (tests/multihost/netns.sh,
@@ -14,9 +15,16 @@
 #                emulated, so it moves a quarter of the bytes
 #   --quick      3 runs of 16 MiB and a batch of 8 000 blocks, for a smoke run
 #   --no-local   skip shm and tcp on this host (with --multihost or --rxe)
+#   --blocks     the block sizes compared (default 4K,16K,64K)
+#   --big N      the big batch's blocks (default 32000; 128000 is a 2 GiB pool
+#                at the target; 0 skips it)
+#   KV_BENCH_BIN=PROG  runs PROG instead of this build's kv_bench (another
+#                build of it, to compare two builds the same way)
 #
 # The namespace-hosts and the guest are shared by everyone on the machine:
-# those parts run under `flock /tmp/symrail-heavy.lock`.  Prints one table
+# those parts run under `flock /tmp/symrail-heavy.lock`, which this script
+# takes itself (a caller holding it already sets SYMRAIL_HEAVY_LOCK to
+# another file, or the two wait for each other).  Prints one table
 # per transport, then all ratios side by side (target: paged >= 0.9x contig
 # at 16 KiB), and draws kv_bench.png in the current directory with gnuplot.
 # Samples are in kv_bench.dat.
@@ -26,7 +34,7 @@ top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${top_builddir:-$top_srcdir/build}
 case ${1:-} in -* | '') ;; *) builddir=$1; shift ;; esac
 builddir=$(cd "$builddir" && pwd -P) || exit 1
-BENCH=$builddir/tests/perf/kv_bench
+BENCH=${KV_BENCH_BIN:-$builddir/tests/perf/kv_bench}
 SYMRUN=$builddir/symrun
 LOCK=${SYMRAIL_HEAVY_LOCK:-/tmp/symrail-heavy.lock}
 
@@ -37,7 +45,7 @@ if [ "${1:-}" = --in-guest ]; then
         "$SYMRUN" -n 2 --timeout 1200 "$BENCH" "$@"
 fi
 
-quick=0 multihost=0 rxe=0 local=1 runs='' bytes=''
+quick=0 multihost=0 rxe=0 local=1 runs='' bytes='' blocks='' nbig=''
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
@@ -46,7 +54,9 @@ while [ $# -gt 0 ]; do
         --no-local) local=0 ;;
         --runs) runs=$2; shift ;;
         --bytes) bytes=$2; shift ;;
-        -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
+        --blocks) blocks=$2; shift ;;
+        --big) nbig=$2; shift ;;
+        -h | --help) sed -n '2,28s/^# \{0,1\}//p' "$here/kv_bench.sh"; exit 0 ;;
         *) echo "kv_bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -58,12 +68,14 @@ if [ "$quick" = 1 ]; then
 else
     : "${runs:=7}" "${bytes:=64M}"; big=32000 big_runs=3
 fi
+[ -n "$nbig" ] && big=$nbig
 case $bytes in
     *M) mib=${bytes%M} ;;
     *) echo "kv_bench.sh: --bytes takes MiB (16M, 64M)" >&2; exit 2 ;;
 esac
 heap=$((2 * mib + 16))M
 args="--bytes $bytes --runs $runs --big $big --big-runs $big_runs"
+[ -n "$blocks" ] && args="$args --block-bytes $blocks"
 out=$(pwd -P)
 dat=$out/kv_bench.dat
 work=$(mktemp -d "${TMPDIR:-/tmp}/symrail-kvbench.XXXXXX") || exit 1

@@ -140,6 +140,7 @@ void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t statu
     }
     c->tx_head = c->tx_tail = NULL;
     c->tx_bytes = 0;
+    __atomic_store_n(&c->tx_held, 0, __ATOMIC_RELAXED);
     if (!c->is_out && c->pe >= 0 && ctx->credit_conn[c->pe] == c)
         ctx->credit_conn[c->pe] = NULL;
     if (c->is_out && c->ep && c->lane >= 0) {
@@ -176,10 +177,12 @@ static void sr_tcp_arm(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
  * again.  io_lock held for the target side, the lane's lock for ours. */
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
 {
+    if (c->tx_held)
+        __atomic_store_n(&c->tx_held, 0, __ATOMIC_RELAXED);
     while (c->tx_head) {
-        struct iovec iov[64];
+        struct iovec iov[SR_TCP_IOV];
         int n = 0;
-        for (sr_tcp_tx_t *tx = c->tx_head; tx && n < 63; tx = tx->next) {
+        for (sr_tcp_tx_t *tx = c->tx_head; tx && n < SR_TCP_IOV - 1; tx = tx->next) {
             size_t s = tx->sent;
             if (s < tx->hlen) {
                 iov[n++] = (struct iovec){ tx->hdr + s, tx->hlen - s };
@@ -452,8 +455,8 @@ again:
             /* The buffer is empty.  A payload with nowhere to go passes
              * through the buffer and is dropped; else it is read where it
              * belongs, and what follows into the buffer: after a big payload
-             * only the next header, so that the next payload is not read
-             * into the buffer and copied again. */
+             * (SR_TCP_BULK) only the next header, so that the next payload
+             * is not read into the buffer and copied again. */
             c->rx_lo = c->rx_hi = 0;
             struct iovec iov[2] = { { c->rx_dst, c->rx_left },
                                     { c->rxbuf, c->rx_bulk ? SR_TCP_HDR_LEN : SR_TCP_RXBUF } };

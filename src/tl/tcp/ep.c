@@ -19,6 +19,20 @@ int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)
     return n;
 }
 
+/* The frames our lanes to ep hold back (SR_TL_COMP_MORE) go out. */
+void sr_tcp_ep_post_end(sr_tl_ep_t *ep)
+{
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_tcp_conn_t *c = ep->lanes[l];
+        if (c == NULL || __atomic_load_n(&c->tx_held, __ATOMIC_RELAXED) == 0)
+            continue;
+        sr_tcp_lock(c);
+        if (c->state == SR_TCP_UP && c->tx_held)
+            sr_tcp_flush(ep->ctx, c);
+        sr_tcp_unlock(c);
+    }
+}
+
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
 {
     for (int l = 0; l < ep->nlanes; l++)
@@ -162,6 +176,9 @@ sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, con
     }
     if (c->nops >= ctx->max_ops || (c->nops > 0 && c->inflight + len > ctx->max_inflight)) {
         sr_tcp_count(&c->n_full, 1);
+        /* What is held back goes out now: its replies are what makes room. */
+        if (c->tx_held)
+            sr_tcp_flush(ctx, c);
         return SYMRAIL_ERR_AGAIN;
     }
     sr_tcp_op_t *op = sr_tcp_op_get(c);
@@ -187,10 +204,17 @@ sr_tcp_post(sr_tl_ep_t *ep, sr_tcp_conn_t *c, sr_tcp_frame_t *f, size_t len, con
     c->pend_tail = op;
     c->nops++;
     c->inflight += len;
-    int idle = c->tx_head == NULL;
+    /* More of the same run follows (SR_TL_COMP_MORE): up to SR_TCP_GATHER
+     * frames wait for one sendmsg, sent by ep_post_end if not before.  A
+     * queue that waits for EPOLLOUT already is left to it. */
+    int idle = sr_tcp_tx_idle(c);
     sr_tcp_enqueue(c, &op->tx);
-    if (idle)
-        sr_tcp_flush(ctx, c);
+    if (idle) {
+        if (comp && (comp->flags & SR_TL_COMP_MORE) && c->tx_held + 1 < SR_TCP_GATHER)
+            __atomic_store_n(&c->tx_held, c->tx_held + 1, __ATOMIC_RELAXED);
+        else
+            sr_tcp_flush(ctx, c);
+    }
     /* Slices only: the core retries those, not atomics. */
     if (sr_unlikely(ctx->fault_lane == c->lane) && f->op != SR_TCP_OP_AMO &&
         ++c->posted == ctx->fault_after && c->state == SR_TCP_UP) {
@@ -360,7 +384,7 @@ symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload
         memcpy(b->inl, payload, len);
     b->tx.data = (const char *)b->inl;
     b->tx.dlen = len;
-    int idle = c->tx_head == NULL;
+    int idle = sr_tcp_tx_idle(c);
     sr_tcp_enqueue(c, &b->tx);
     if (idle)
         sr_tcp_flush(ctx, c);

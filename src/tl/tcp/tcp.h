@@ -72,8 +72,10 @@
  * mark and notification counts, heard times, counters) are __atomic.
  *
  * Zero copy: a put is written with one sendmsg of header and the caller's
- * buffer, and the target reads the payload straight into its heap after the
- * bounds check; get data is sent from the heap and read into the caller's
+ * buffer (the frames of a run of puts posted with SR_TL_COMP_MORE, up to
+ * SR_TCP_GATHER of them, with one sendmsg), and the target reads the
+ * payload straight into its heap after the bounds check (the tail of one
+ * below SR_TCP_BULK, and up to SR_TCP_RXBUF of what follows into its buffer); get data is sent from the heap and read into the caller's
  * buffer.  Backpressure: a lane takes a request only while it has fewer than
  * SYMRAIL_TCP_MAX_OPS requests and SYMRAIL_TCP_MAX_INFLIGHT bytes in flight
  * (SYMRAIL_ERR_AGAIN otherwise); a target stops reading a connection whose
@@ -136,9 +138,15 @@
 #define SR_TCP_MAX_HS        64          /* connections in handshake at once */
 #define SR_TCP_REPLY_HIWAT   (32u << 20) /* queued reply bytes: stop reading requests */
 #define SR_TCP_IO_BUDGET     (4u << 20)  /* bytes read from one connection per pass */
-#define SR_TCP_BULK          4096        /* a payload this big is read in place */
+/* A payload this big is read in place, one frame a recv; smaller ones (KV
+ * blocks of 4-32 KiB) are read with what follows them, several frames a
+ * recv, and copied from the buffer: a copy from cache costs less than a
+ * recvmsg a frame. */
+#define SR_TCP_BULK          65536
 #define SR_TCP_FLAG_MAX      256         /* puts up to this size wake a sleeping wait */
 #define SR_TCP_EVENTS        64
+#define SR_TCP_GATHER        32          /* frames held back (SR_TL_COMP_MORE) for one send */
+#define SR_TCP_IOV           128         /* iovecs a send takes: two a frame */
 #define SR_TCP_TICK_MS       100
 #define SR_TCP_CHECK_NS      (10ull * 1000 * 1000)
 #define SR_TCP_LINGER_MS     300         /* finalize: wait for peers' goodbyes */
@@ -265,6 +273,9 @@ typedef struct sr_tcp_conn {
     /* send */
     sr_tcp_tx_t        *tx_head, *tx_tail;
     size_t              tx_bytes;
+    uint32_t            tx_held;   /* frames queued behind SR_TL_COMP_MORE, not yet
+                                    * offered to the socket: ep_post_end sends them
+                                    * (atomic: it peeks without the lock) */
     /* requests of ours, oldest first */
     sr_tcp_op_t        *pend_head, *pend_tail;
     uint32_t            nops;
@@ -411,6 +422,12 @@ void sr_tcp_conn_free(sr_tcp_conn_t *c);
 void sr_tcp_done_push(sr_tl_ctx_t *ctx, sr_tcp_op_t *op, symrail_status_t status);
 sr_tcp_op_t *sr_tcp_done_take(sr_tl_ctx_t *ctx);
 int sr_tcp_flush(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
+/* c's queue is ours to send now: empty, or holding frames that no EPOLLOUT
+ * waits for.  c's lock (or io_lock) held. */
+static inline int sr_tcp_tx_idle(const sr_tcp_conn_t *c)
+{
+    return c->tx_head == NULL || c->tx_held != 0;
+}
 void sr_tcp_enqueue(sr_tcp_conn_t *c, sr_tcp_tx_t *tx);
 sr_tcp_txbuf_t *sr_tcp_txbuf_get(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c);
 int sr_tcp_reply(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const sr_tcp_frame_t *f,
@@ -511,6 +528,7 @@ void sr_tcp_rkeys_free(sr_tl_ep_t *ep);
 
 /* ep.c */
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
+void sr_tcp_ep_post_end(sr_tl_ep_t *ep);
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep);
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now);
 void sr_tcp_op_put(sr_tcp_op_t *op);
