@@ -261,9 +261,14 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
     req->result = value;  /* the signal's source outlives a caller that gives up */
     symrail_status_t st = SYMRAIL_OK;
     if (len) {
+        /* Held back and posted with the signal as one chain: one doorbell,
+         * and on Soft-RoCE one kernel pass instead of two. */
+        req->op.comp.flags = SR_TL_COMP_MORE;
         st = peer->ops->put(peer->ep, lane, src, SR_OFF_REGION(roff), SR_OFF_IN(roff), len,
                             &req->op.comp);
+        req->op.comp.flags = 0;
         if (st != SYMRAIL_OK && st != SR_TL_INPROGRESS) {
+            peer->ops->ep_post_end(peer->ep);
             sr_req_put(req);
             return st;
         }
@@ -275,6 +280,7 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
     sr_peer_note(ctx, cp, pe, lane);
     symrail_status_t sst = peer->ops->put(peer->ep, lane, &req->result, SR_OFF_REGION(sig_off),
                                           SR_OFF_IN(sig_off), sizeof(uint64_t), &req->op.comp);
+    peer->ops->ep_post_end(peer->ep);
     if (sst == SR_TL_INPROGRESS)
         req->remaining++;
     symrail_status_t wst = sr_req_wait(req, "put_signal");
