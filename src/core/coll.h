@@ -26,7 +26,8 @@ struct sr_team_priv {
     sr_ctx_t *ctx;        /* the team's own: teams' collectives run at once on threads */
     uint64_t  off;        /* heap offset of the slot */
     int      *world_arr;
-    int       nctx;
+    int       nctx;       /* num_contexts of the team's configuration */
+    int       nctx_live;  /* contexts of the team in existence (atomic) */
     int       all_local;  /* every member's heap is mapped here */
     int       size_check; /* the team's size, against handles that are not teams */
 };

@@ -208,6 +208,31 @@ int sr_team_nctx(const sr_team_t *team)
     return team->priv->nctx;
 }
 
+static int sr_team_predefined(const sr_team_t *team)
+{
+    return team->priv == &sr_world->priv || team->priv == &sr_shared->priv;
+}
+
+int sr_team_ctx_take(sr_team_t *team)
+{
+    if (sr_team_predefined(team))
+        return 1;
+    int *live = &team->priv->nctx_live, n = __atomic_load_n(live, __ATOMIC_RELAXED);
+    do {
+        if (n >= team->priv->nctx)
+            return 0;
+    } while (!__atomic_compare_exchange_n(live, &n, n + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return 1;
+}
+
+void sr_team_ctx_give(sr_team_t *team)
+{
+    /* A team destroyed before its contexts (undefined in OpenSHMEM) counts nothing. */
+    if (sr_team_valid(team) && !sr_team_predefined(team))
+        __atomic_fetch_sub(&team->priv->nctx_live, 1, __ATOMIC_RELAXED);
+}
+
 static void sr_or_words(void *arg, void *inout, const void *in, size_t nbytes)
 {
     uint64_t *a = inout;

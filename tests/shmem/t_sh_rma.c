@@ -199,23 +199,49 @@ static void test_contexts(void)
     shmem_ctx_destroy(c);
 }
 
+/* A team's num_contexts (OpenSHMEM 1.6, shmem_team_config_t): that many
+ * contexts of the team at a time, none without SHMEM_TEAM_NUM_CONTEXTS. */
+static void test_team_nctx(void)
+{
+    shmem_team_t none, two;
+    shmem_team_config_t cfg = { .num_contexts = 2 };
+    shmem_ctx_t c[3];
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, 0, &none) == 0,
+          "split without config");
+    CHECK(shmem_team_create_ctx(none, 0, &c[0]) != 0 && c[0] == SHMEM_CTX_INVALID,
+          "a team configured without contexts makes none");
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, SHMEM_TEAM_NUM_CONTEXTS,
+                                   &two) == 0, "split with num_contexts 2");
+    CHECK(shmem_team_create_ctx(two, 0, &c[0]) == 0 && shmem_team_create_ctx(two, 0, &c[1]) == 0,
+          "two contexts of a team configured for two");
+    CHECK(shmem_team_create_ctx(two, 0, &c[2]) != 0 && c[2] == SHMEM_CTX_INVALID,
+          "a third context of a team configured for two");
+    shmem_ctx_destroy(c[0]);
+    CHECK(shmem_team_create_ctx(two, 0, &c[2]) == 0, "a context again after one is destroyed");
+    shmem_ctx_destroy(c[1]);
+    shmem_ctx_destroy(c[2]);
+    for (int i = 0; i < 3; i++)  /* the predefined teams have no limit */
+        CHECK(shmem_team_create_ctx(SHMEM_TEAM_SHARED, 0, &c[i]) == 0, "shared team ctx %d", i);
+    for (int i = 0; i < 3; i++)
+        shmem_ctx_destroy(c[i]);
+    shmem_team_destroy(none);
+    shmem_team_destroy(two);
+}
+
 /* A team context numbers PEs in its team: here the world reversed. */
 static void test_team_ctx(void)
 {
-    static int world[64];
-    for (int i = 0; i < npes; i++)
-        world[i] = npes - 1 - i;
-    static struct sr_team rev;
-    rev.size = npes;
-    rev.my_pe = npes - 1 - me;
-    rev.world = world;
+    shmem_team_t rev;
+    shmem_team_config_t cfg = { .num_contexts = 1 };
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, npes - 1, -1, npes, &cfg,
+                                   SHMEM_TEAM_NUM_CONTEXTS, &rev) == 0, "split reversed");
     int *x = shmem_malloc(64 * sizeof(int));
     for (int i = 0; i < 64; i++)
         x[i] = -1;
     shmem_ctx_t c;
     shmem_team_t t;
-    CHECK(shmem_team_create_ctx(&rev, SHMEM_CTX_PRIVATE, &c) == 0, "team_create_ctx");
-    CHECK(shmem_ctx_get_team(c, &t) == 0 && t == &rev, "ctx_get_team of a team context");
+    CHECK(shmem_team_create_ctx(rev, SHMEM_CTX_PRIVATE, &c) == 0, "team_create_ctx");
+    CHECK(shmem_ctx_get_team(c, &t) == 0 && t == rev, "ctx_get_team of a team context");
     bar();
     shmem_ctx_int_p(c, x + me, me, 0);  /* team PE 0 is world PE npes-1 */
     shmem_ctx_quiet(c);
@@ -227,9 +253,10 @@ static void test_team_ctx(void)
     shmem_ctx_destroy(c);
     shmem_free(x);
     if (getenv("T_SH_BAD_TEAM_PE")) {  /* run_shmem.sh: a PE outside the team */
-        CHECK(shmem_team_create_ctx(&rev, 0, &c) == 0, "team_create_ctx");
+        CHECK(shmem_team_create_ctx(rev, 0, &c) == 0, "team_create_ctx");
         shmem_ctx_int_p(c, (int *)shmem_malloc(8), 1, npes);
     }
+    shmem_team_destroy(rev);
 }
 
 int main(void)
@@ -256,6 +283,7 @@ int main(void)
     test_memory();
     test_contexts();
     test_team_ctx();
+    test_team_nctx();
     shmem_fence();
 
     shmem_finalize();
