@@ -42,6 +42,26 @@ ptr_pe shmem_ptr: pe [0-9]+ is out of range
 nelems shmem_long_get: nelems [0-9]+ of 8 bytes overflows
 before_init shmem_long_p: called before
 CASES
+# Accesses that stay in the heap but run past the allocation they start in
+# (or lie in a free range): -n 2 and 3, the target another PE, or itself.
+while read -r what msg; do
+    for tl in shm tcp; do
+        for n in 2 3; do
+            run_case "$tl: past its allocation '$what' ends the job (-n $n)" nonzero "$msg" \
+                env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_bad" "$what"
+        done
+    done
+done <<'CASES'
+over_put shmem_putmem: dest 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation \[0x[0-9a-f]+, 0x[0-9a-f]+\) of 1024 bytes
+over_get shmem_getmem: source 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation
+over_nbi shmem_ctx_putmem_nbi: dest 0x[0-9a-f]+ \+ 8 bytes runs 4 bytes past the end of its symmetric allocation
+over_iput shmem_long_iput: dest 0x[0-9a-f]+ \+ [0-9]+ bytes runs [0-9]+ bytes past the end of its symmetric allocation
+over_iget shmem_long_iget: source 0x[0-9a-f]+ \+ 16 bytes runs 8 bytes past the end of its symmetric allocation
+over_signal shmem_putmem_signal: dest 0x[0-9a-f]+ \+ 32 bytes runs 8 bytes past the end of its symmetric allocation
+over_amo shmem_long_atomic_inc: dest 0x[0-9a-f]+ is not in a live symmetric allocation
+over_sig_addr shmem_signal_wait_until: sig_addr 0x[0-9a-f]+ is not in a live symmetric allocation
+over_native symrail_put: dst 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation
+CASES
 for n in 1 3; do
     run_case "bad input: a PE outside a team context's team ends the job (-n $n)" nonzero \
         "shmem_ctx_int_p: pe $n is not in the context's team \\(PEs 0\\.\\.$((n - 1))\\)" \

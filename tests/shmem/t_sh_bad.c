@@ -7,6 +7,7 @@
 #include <shmem.h>
 #include <symrail.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,13 @@ int main(int argc, char **argv)
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     long *sym = shmem_malloc(16 * sizeof(long));
+    /* Two blocks side by side, and one freed on every PE: an access that
+     * starts in p and runs on lands in q, which is no error of the heap's
+     * bounds but is one of p's. */
+    char *p = shmem_malloc(1024), *q = shmem_malloc(1024);
+    long *freed = shmem_malloc(64);
+    uint64_t *sig = shmem_malloc(sizeof(uint64_t));
+    shmem_free(freed);
     shmem_ctx_t ctx;
     symrail_barrier_all();
     if (me == n - 1) {
@@ -61,11 +69,32 @@ int main(int argc, char **argv)
             shmem_ptr(sym, n + 5);
         else if (strcmp(c, "nelems") == 0)
             shmem_long_get(src, sym, SIZE_MAX / 2, 0);
-        else
+        else if (strcmp(c, "over_put") == 0)
+            shmem_putmem(p + 1000, src, 100, 0);
+        else if (strcmp(c, "over_get") == 0)
+            shmem_getmem(q, p + 1000, 100, 0);
+        else if (strcmp(c, "over_nbi") == 0)
+            shmem_ctx_putmem_nbi(SHMEM_CTX_DEFAULT, p + 1020, src, 8, 0);
+        else if (strcmp(c, "over_iput") == 0)
+            shmem_long_iput((long *)p, src, 64, 1, 3, 0);
+        else if (strcmp(c, "over_iget") == 0)
+            shmem_long_iget(src, (long *)(p + 1016), 1, 1, 2, 0);
+        else if (strcmp(c, "over_signal") == 0)
+            shmem_putmem_signal(p + 1000, src, 32, sig, 1, SHMEM_SIGNAL_SET, 0);
+        else if (strcmp(c, "over_amo") == 0)
+            shmem_long_atomic_inc(freed, 0);
+        else if (strcmp(c, "over_sig_addr") == 0)
+            shmem_signal_wait_until((uint64_t *)(void *)freed, SHMEM_CMP_EQ, 1);
+        else if (strcmp(c, "over_native") == 0) {
+            /* The native call returns the error; the program ends the job. */
+            if (symrail_put(p + 1000, src, 100, 0) == SYMRAIL_ERR_INVALID)
+                shmem_global_exit(3);
+        } else
             printf("unknown case '%s'\n", c);
         printf("FAIL: %s returned\n", c);
         return 1;
     }
+    (void)q;
     symrail_barrier_all();  /* never reached: the job ends first */
     printf("FAIL: PE %d passed the barrier\n", me);
     return 1;

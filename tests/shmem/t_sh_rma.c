@@ -161,6 +161,53 @@ static void test_memory(void)
     shmem_free(NULL);
 }
 
+/* Accesses that end exactly at their allocation's end, to small objects
+ * that share a page with others (the bounds table sends those to the
+ * segment list), to a realloc'ed block's new end and to a block made where
+ * another was freed, are no errors (t_sh_bad has the ones that are). */
+static void test_alloc_bounds(void)
+{
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    char *a = shmem_malloc(1000);
+    long *b = shmem_malloc(24), *c = shmem_malloc(8);
+    char *big = shmem_malloc(3 * 4096 + 8);
+    char buf[64] = {0};
+    long v = me + 1, vv[3] = { v, v, v };
+    for (int i = 0; i < 3; i++)
+        b[i] = 0;
+    *c = 0;
+    bar();
+    shmem_putmem(a + 1000 - 8, &v, 8, to);
+    shmem_long_put(b, vv, 3, to);
+    shmem_long_p(b + 2, v, to);
+    shmem_putmem(big + 3 * 4096, &v, 8, to);
+    shmem_putmem_nbi(big + 4090, buf, 18, to);  /* across a page of the block */
+    shmem_long_atomic_add(c, 1, to);
+    shmem_long_iput(b, vv, 2, 1, 2, to);
+    shmem_quiet();
+    bar();
+    CHECK(*(long *)(void *)(a + 992) == from + 1 && b[1] == from + 1 && b[2] == from + 1,
+          "puts that end at their allocation's end");
+    CHECK(*c == 1 && shmem_long_g(c, to) == 1, "atomic on a small object after others");
+    CHECK(shmem_long_atomic_fetch(b + 2, to) == me + 1, "fetch at an object's last word");
+    bar();
+    b = shmem_realloc(b, 4000);
+    shmem_long_p(b + 499, v, to);
+    shmem_free(c);
+    long *d = shmem_malloc(8);
+    *d = 0;
+    bar();
+    shmem_long_p(d, v, to);
+    shmem_quiet();
+    bar();
+    CHECK(b[499] == from + 1 && *d == from + 1, "put to a realloc'ed end and a reused range");
+    bar();
+    shmem_free(d);
+    shmem_free(big);
+    shmem_free(b);
+    shmem_free(a);
+}
+
 static void test_contexts(void)
 {
     shmem_ctx_t c;
@@ -281,6 +328,7 @@ int main(void)
     TYPES(CALL_TYPE)
     test_sized();
     test_memory();
+    test_alloc_bounds();
     test_contexts();
     test_team_ctx();
     test_team_nctx();
