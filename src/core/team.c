@@ -23,9 +23,16 @@ static sr_ctx_t *sr_aset_ctx;
 static uint64_t sr_slot_map[SR_TEAM_MAP_WORDS];
 static pthread_mutex_t sr_slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* sig and ready words, one each per member, then our two call slots. */
+#define SR_TEAM_CALL_BYTES 192
 static size_t sr_team_words_size(void)
 {
-    return SR_ALIGN_UP((size_t)sr_rt.n_pes * 16, 64);
+    return SR_ALIGN_UP((size_t)sr_rt.n_pes * 16, 64) + SR_TEAM_CALL_BYTES;
+}
+
+uint64_t sr_team_call_off(const sr_team_t *t)
+{
+    return t->priv->off + sr_team_words_size() - SR_TEAM_CALL_BYTES;
 }
 
 size_t sr_team_scratch_size(void)
@@ -105,6 +112,7 @@ static void sr_team_free(sr_team_obj_t *o)
 
 symrail_status_t sr_team_init(void)
 {
+    sr_cop_check_remote = sr_rt.env.coll_check || sr_log_cfg.level >= SR_LOG_DEBUG;
     int n = sr_rt.n_pes, *w = calloc((size_t)n + 1, sizeof(int)), ns = 0;
     if (w == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -253,6 +261,7 @@ static symrail_status_t sr_team_slot_agree(const char *fn, sr_team_t *parent, in
     symrail_status_t st = sr_cop_begin(fn, parent, &cop);
     if (st != SYMRAIL_OK)
         return st;
+    sr_cop_call(&cop, SR_CALL_SPLIT, 0, -1);
     st = sr_coll_allreduce_fn(&cop, map, (size_t)words * 8, 8, sr_or_words, NULL);
     st = sr_cop_end(&cop, st);
     if (st != SYMRAIL_OK)

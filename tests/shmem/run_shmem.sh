@@ -62,6 +62,28 @@ over_amo shmem_long_atomic_inc: dest 0x[0-9a-f]+ is not in a live symmetric allo
 over_sig_addr shmem_signal_wait_until: sig_addr 0x[0-9a-f]+ is not in a live symmetric allocation
 over_native symrail_put: dst 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation
 CASES
+# Team collectives that differ between PEs (another call, size or root on
+# the last PE): the job ends naming both PEs and both calls, not by timeout.
+# Over TCP a size that changes nothing but the bytes stalls nothing: the
+# senders compare before they send with SYMRAIL_COLL_CHECK=1.
+mm='collectives do not match on team 0x[0-9a-f]+ \(collective #[0-9]+ of the team\): PE [0-9]+ \(member [0-9]+\) called'
+while read -r what msg; do
+    for tl in shm tcp; do
+        chk=0
+        case $tl:$what in tcp:mm_size|tcp:mm_fcollect) chk=1 ;; esac
+        for n in 2 3 4; do
+            run_case "$tl: collectives that differ '$what' end the job (-n $n)" nonzero "$mm $msg" \
+                env SYMRAIL_TRANSPORTS=$tl SYMRAIL_COLL_CHECK=$chk SYMRAIL_OP_TIMEOUT=30s \
+                "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_bad" "$what"
+        done
+    done
+done <<'CASES'
+mm_kind shmem_[a-z_]+ \([^)]*\), PE [0-9]+ \(member [0-9]+\) called shmem_[a-z_]+
+mm_size shmem_broadcastmem \(root 0, [0-9]+ bytes\), PE [0-9]+ \(member [0-9]+\) called shmem_broadcastmem \(root 0, [0-9]+ bytes\)
+mm_root shmem_long_broadcast \(root [01], 32 bytes\), PE [0-9]+ \(member [0-9]+\) called shmem_long_broadcast \(root [01], 32 bytes\)
+mm_fcollect shmem_long_fcollect \([0-9]+ bytes\), PE [0-9]+ \(member [0-9]+\) called shmem_long_fcollect
+mm_sync shmem_[a-z_]+ \([^)]*\), PE [0-9]+ \(member [0-9]+\) called shmem_[a-z_]+
+CASES
 for n in 1 3; do
     run_case "bad input: a PE outside a team context's team ends the job (-n $n)" nonzero \
         "shmem_ctx_int_p: pe $n is not in the context's team \\(PEs 0\\.\\.$((n - 1))\\)" \

@@ -31,6 +31,32 @@ int main(int argc, char **argv)
     shmem_free(freed);
     shmem_ctx_t ctx;
     symrail_barrier_all();
+    if (strncmp(c, "mm_", 3) == 0) {
+        /* Every PE calls a team collective, the last one a different call
+         * (or the same with another size or root) than the others. */
+        int odd = me == n - 1;
+        long *d = (long *)(void *)p, *s = (long *)(void *)q;
+        if (strcmp(c, "mm_kind") == 0) {
+            if (odd)
+                shmem_broadcastmem(SHMEM_TEAM_WORLD, d, s, 8, 0);
+            else
+                shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, 1);
+        } else if (strcmp(c, "mm_size") == 0) {
+            shmem_broadcastmem(SHMEM_TEAM_WORLD, d, s, odd ? 64 : 8, 0);
+        } else if (strcmp(c, "mm_root") == 0) {
+            shmem_long_broadcast(SHMEM_TEAM_WORLD, d, s, 4, odd ? 1 : 0);
+        } else if (strcmp(c, "mm_fcollect") == 0) {
+            shmem_long_fcollect(SHMEM_TEAM_WORLD, d, s, odd ? 8 : 2);
+        } else if (strcmp(c, "mm_sync") == 0) {
+            if (odd)
+                shmem_team_sync(SHMEM_TEAM_WORLD);
+            else
+                shmem_long_max_reduce(SHMEM_TEAM_WORLD, d, s, 1);
+        }
+        shmem_barrier_all();
+        printf("FAIL: PE %d: %s returned\n", me, c);
+        return 1;
+    }
     if (me == n - 1) {
         if (strcmp(c, "pe") == 0)
             shmem_long_put(sym, src, 1, n);
