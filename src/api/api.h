@@ -60,11 +60,7 @@ static inline __attribute__((always_inline)) int sr_api_in_heap(const void *addr
      * (to the exact path) only accesses that reach the heap's last byte. */
     if (sr_unlikely((off | len) >= sr_rt.heap_size))
         return 0;
-    uint64_t g = off >> SR_HEAP_GRAN_SHIFT;
-    if (sr_likely(off + len <= sr_rt.heap.lim[g]))
-        return 1;
-    const uint64_t *l2 = sr_rt.heap.l2[g];
-    return l2 != NULL && off + len <= l2[(off >> 4) & (SR_HEAP_L2_SLOTS - 1)];
+    return sr_heap_span_ok(&sr_rt.heap, off, len);
 }
 
 /* Is addr symmetric (heap or data segment)?  Silent: for queries such as

@@ -80,12 +80,15 @@ int sr_data_contains(const void *addr)
     return (uintptr_t)addr >= seg.lo && (uintptr_t)addr < seg.hi;
 }
 
-/* [off, off+len) of the user heap, len > 0, that the table could not
- * answer: SR_OFF_BAD, logged, unless it lies in one live allocation. */
+/* [off, off+len) of the user heap, len > 0: SR_OFF_BAD, logged, unless it
+ * lies in one live allocation (the table answers, or where it cannot tell
+ * the segment list). */
 static uint64_t sr_sym_heap_check(const char *fn, const char *arg, const void *addr,
                                   uint64_t off, size_t len)
 {
     uint64_t boff, blen;
+    if (sr_heap_span_ok(&sr_rt.heap, off, len))
+        return off;  /* the collectives' checks come here first */
     int used = sr_heap_block(&sr_rt.heap, off, &boff, &blen);
     const char *base = sr_rt.heap_base;
     if (!used) {

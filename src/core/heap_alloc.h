@@ -62,6 +62,18 @@ symrail_status_t sr_heap_free(sr_heap_alloc_t *h, uint64_t off);
 /* Size of the live allocation starting at `off`, 0 if none. */
 uint64_t sr_heap_alloc_size(const sr_heap_alloc_t *h, uint64_t off);
 uint64_t sr_heap_largest_free(const sr_heap_alloc_t *h);
+/* Whether the table says [off, off + len) lies in one live allocation
+ * (off + len must not wrap; 0 may still be a yes of sr_heap_block). */
+static inline __attribute__((always_inline)) int sr_heap_span_ok(const sr_heap_alloc_t *h,
+                                                                 uint64_t off, uint64_t len)
+{
+    uint64_t g = off >> SR_HEAP_GRAN_SHIFT;
+    if (__builtin_expect(off + len <= h->lim[g], 1))
+        return 1;
+    const uint64_t *l2 = h->l2[g];
+    return l2 != NULL && off + len <= l2[(off >> 4) & (SR_HEAP_L2_SLOTS - 1)];
+}
+
 /* The segment that holds `off` (in [start, start+size)): 1 and the live
  * allocation [*off_p, *off_p + *len_p), or 0 and the free range. */
 int sr_heap_block(sr_heap_alloc_t *h, uint64_t off, uint64_t *off_p, uint64_t *len_p);
