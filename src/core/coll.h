@@ -31,6 +31,7 @@ struct sr_team_priv {
     int       all_local;  /* every member's heap is mapped here */
     int       size_check; /* the team's size, against handles that are not teams */
     const char *call_fn[2]; /* the names in our call slots (coll_check.c) */
+    uint64_t  call_off;   /* heap offset of those slots */
 };
 
 typedef struct {

@@ -28,7 +28,14 @@ enum { SR_CALL_EPOCH_A, SR_CALL_WHAT, SR_CALL_SIZE, SR_CALL_NAME, SR_CALL_EPOCH_
 
 static uint64_t sr_call_off(const sr_cop_t *cop, uint64_t e)
 {
-    return sr_team_call_off(cop->t) + (e & 1) * SR_CALL_WORDS * 8;
+    return cop->p->call_off + (e & 1) * SR_CALL_WORDS * 8;
+}
+
+static __attribute__((noinline)) void sr_call_name(sr_cop_t *cop, uint64_t *w)
+{
+    strncpy((char *)&w[SR_CALL_NAME], cop->fn, SR_CALL_NAME_LEN - 1);
+    ((char *)&w[SR_CALL_NAME])[SR_CALL_NAME_LEN - 1] = 0;
+    cop->p->call_fn[cop->e & 1] = cop->fn;
 }
 
 void sr_cop_call(sr_cop_t *cop, unsigned kind, uint64_t size, int root)
@@ -42,12 +49,8 @@ void sr_cop_call(sr_cop_t *cop, unsigned kind, uint64_t size, int root)
     w[SR_CALL_WHAT] = cop->what;
     w[SR_CALL_SIZE] = size;
     /* The name only when it changed: most loops call one collective. */
-    const char **last = &cop->p->call_fn[cop->e & 1];
-    if (*last != cop->fn) {
-        strncpy((char *)&w[SR_CALL_NAME], cop->fn, SR_CALL_NAME_LEN - 1);
-        ((char *)&w[SR_CALL_NAME])[SR_CALL_NAME_LEN - 1] = 0;
-        *last = cop->fn;
-    }
+    if (sr_unlikely(cop->p->call_fn[cop->e & 1] != cop->fn))
+        sr_call_name(cop, w);
     __atomic_store_n(&w[SR_CALL_EPOCH_B], cop->e, __ATOMIC_RELEASE);
     __atomic_store_n(&w[SR_CALL_EPOCH_A], cop->e, __ATOMIC_RELEASE);
 }
@@ -61,38 +64,55 @@ static void sr_call_say(char *buf, size_t len, const char *name, uint64_t what, 
         snprintf(buf, len, "%s (%llu bytes)", name, (unsigned long long)size);
 }
 
-symrail_status_t sr_cop_check(sr_cop_t *cop, int m, int remote)
+/* A copy s of member m's slot, whole (both epochs are ours): compared. */
+static __attribute__((noinline, cold)) symrail_status_t sr_call_differ(sr_cop_t *cop, int m,
+                                                                      const uint64_t *s)
 {
-    uint64_t s[SR_CALL_WORDS], off = sr_call_off(cop, cop->e);
-    int pe = cop->t->world[m];
-    const uint64_t *w = (const uint64_t *)(const void *)sr_sym_peer_addr(pe, off);
-    if (cop->what == 0)
-        return SYMRAIL_OK;  /* a collective that publishes nothing */
-    if (w != NULL) {
-        if (__atomic_load_n(&w[SR_CALL_EPOCH_A], __ATOMIC_ACQUIRE) != cop->e)
-            return SYMRAIL_OK;  /* not there yet, or gone on: nothing to compare */
-        memcpy(s, w, sizeof(s));
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&w[SR_CALL_EPOCH_A], __ATOMIC_RELAXED) != cop->e)
-            return SYMRAIL_OK;
-    } else if (!remote) {
-        return SYMRAIL_OK;
-    } else if (sr_rma(cop->ctx, 0, s, off, sizeof(s), pe, 1) != SYMRAIL_OK) {
-        return SYMRAIL_OK;  /* the wait reports what is wrong with the peer */
-    }
-    if (s[SR_CALL_EPOCH_A] != cop->e || s[SR_CALL_EPOCH_B] != cop->e || s[SR_CALL_WHAT] == 0)
-        return SYMRAIL_OK;
-    if (s[SR_CALL_WHAT] == cop->what && s[SR_CALL_SIZE] == cop->size)
-        return SYMRAIL_OK;
     char mine[128], theirs[128], name[SR_CALL_NAME_LEN];
+    if (s[SR_CALL_EPOCH_A] != cop->e || s[SR_CALL_EPOCH_B] != cop->e || s[SR_CALL_WHAT] == 0 ||
+        (s[SR_CALL_WHAT] == cop->what && s[SR_CALL_SIZE] == cop->size))
+        return SYMRAIL_OK;
     memcpy(name, &s[SR_CALL_NAME], sizeof(name));
     name[sizeof(name) - 1] = 0;
     sr_call_say(mine, sizeof(mine), cop->fn, cop->what, cop->size);
     sr_call_say(theirs, sizeof(theirs), name, s[SR_CALL_WHAT], s[SR_CALL_SIZE]);
     sr_error("%s: collectives do not match on team %p (collective #%llu of the team): PE %d "
              "(member %d) called %s, PE %d (member %d) called %s", cop->fn, (void *)cop->t,
-             (unsigned long long)cop->e, sr_rt.my_pe, cop->me, mine, pe, m, theirs);
+             (unsigned long long)cop->e, sr_rt.my_pe, cop->me, mine, cop->t->world[m], m,
+             theirs);
     return SYMRAIL_ERR_INVALID;
+}
+
+static __attribute__((noinline)) symrail_status_t sr_cop_check_copy(sr_cop_t *cop, int m,
+                                                                    const uint64_t *w,
+                                                                    uint64_t off)
+{
+    uint64_t s[SR_CALL_WORDS];
+    if (w != NULL) {
+        memcpy(s, w, sizeof(s));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&w[SR_CALL_EPOCH_A], __ATOMIC_RELAXED) != cop->e)
+            return SYMRAIL_OK;  /* rewritten meanwhile: it went on */
+    } else if (sr_rma(cop->ctx, 0, s, off, sizeof(s), cop->t->world[m], 1) != SYMRAIL_OK) {
+        return SYMRAIL_OK;  /* the wait reports what is wrong with the peer */
+    }
+    return sr_call_differ(cop, m, s);
+}
+
+symrail_status_t sr_cop_check(sr_cop_t *cop, int m, int remote)
+{
+    if (cop->what == 0)
+        return SYMRAIL_OK;  /* a collective that publishes nothing */
+    uint64_t off = sr_call_off(cop, cop->e);
+    const uint64_t *w = (const uint64_t *)(const void *)sr_sym_peer_addr(cop->t->world[m], off);
+    if (w == NULL)
+        return remote ? sr_cop_check_copy(cop, m, NULL, off) : SYMRAIL_OK;
+    /* In place: the same call is the usual answer, and costs three loads. */
+    if (__atomic_load_n(&w[SR_CALL_EPOCH_A], __ATOMIC_ACQUIRE) != cop->e)
+        return SYMRAIL_OK;  /* not there yet, or gone on: nothing to compare */
+    if (sr_likely(w[SR_CALL_WHAT] == cop->what && w[SR_CALL_SIZE] == cop->size))
+        return SYMRAIL_OK;
+    return sr_cop_check_copy(cop, m, w, off);
 }
 
 symrail_status_t sr_cop_wait(sr_cop_t *cop, int m, sr_cond_fn_t cond, void *arg)

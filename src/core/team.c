@@ -83,6 +83,7 @@ static sr_team_obj_t *sr_team_new(int slot, int size, const int *world, int nctx
     o->priv.slot = slot;
     o->priv.off = SR_HEAP_RESERVED + (uint64_t)slot * sr_team_slot_size();
     o->priv.nctx = nctx;
+    o->priv.call_off = sr_team_call_off(&o->pub);
     o->priv.all_local = 1;
     for (int i = 0; i < size; i++) {
         if (world[i] == sr_rt.my_pe)
