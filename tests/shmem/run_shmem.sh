@@ -14,15 +14,19 @@ for tl in shm tcp; do
     done
 done
 
-# case  message (an extended regular expression)
-while read -r what msg; do
-    for tl in shm tcp; do
-        for n in 1 3; do
-            run_case "$tl: bad input '$what' ends the job (-n $n)" nonzero "$msg" \
-                env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_bad" "$what"
+# bad_cases LABEL "PE COUNTS": each line of stdin, a case and the message
+# (an extended regular expression) that must end the job, on shm and TCP.
+bad_cases() {
+    while read -r what msg; do
+        for tl in shm tcp; do
+            for n in $2; do
+                run_case "$tl: $1 '$what' ends the job (-n $n)" nonzero "$msg" \
+                    env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_bad" "$what"
+            done
         done
     done
-done <<'CASES'
+}
+bad_cases "bad input" "1 3" <<'CASES'
 pe shmem_long_put: pe [0-9]+ is out of range
 negpe shmem_int_g: pe -1 is out of range
 dest shmem_long_put: dest 0x[0-9a-f]+ is (not|neither) in the symmetric heap
@@ -44,14 +48,7 @@ before_init shmem_long_p: called before
 CASES
 # Accesses that stay in the heap but run past the allocation they start in
 # (or lie in a free range): -n 2 and 3, the target another PE, or itself.
-while read -r what msg; do
-    for tl in shm tcp; do
-        for n in 2 3; do
-            run_case "$tl: past its allocation '$what' ends the job (-n $n)" nonzero "$msg" \
-                env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_bad" "$what"
-        done
-    done
-done <<'CASES'
+bad_cases "past its allocation" "2 3" <<'CASES'
 over_put shmem_putmem: dest 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation \[0x[0-9a-f]+, 0x[0-9a-f]+\) of 1024 bytes
 over_get shmem_getmem: source 0x[0-9a-f]+ \+ 100 bytes runs 76 bytes past the end of its symmetric allocation
 over_nbi shmem_ctx_putmem_nbi: dest 0x[0-9a-f]+ \+ 8 bytes runs 4 bytes past the end of its symmetric allocation
