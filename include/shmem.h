@@ -130,6 +130,9 @@ extern struct sr_team shmemx_team_shared_obj_;
 #define SHMEM_TEAM_SHARED  ((shmem_team_t)&shmemx_team_shared_obj_)
 #define SHMEM_TEAM_INVALID ((shmem_team_t)NULL)
 
+/* num_contexts (with SHMEM_TEAM_NUM_CONTEXTS in the mask) is how many
+ * contexts shmem_team_create_ctx makes for the team at a time; a split
+ * team without it gets none (OpenSHMEM 1.6), the predefined teams any. */
 typedef struct {
     int num_contexts;
 } shmem_team_config_t;
@@ -346,6 +349,10 @@ void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
 void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* ---- RMA -------------------------------------------------------------------------- */
+/* Every RMA, signal and atomic call must stay inside the one live heap
+ * allocation it starts in (checked on every call from a table of block
+ * ends, a load or three: see the README); a call that does not ends the
+ * job naming itself, the argument, the allocation and the overrun. */
 #define SHMEMX_D_RMA_(N, T, OP)                                                         \
     void shmem_##N##_##OP(T *dest, const T *source, size_t nelems, int pe);            \
     void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, \
@@ -592,6 +599,9 @@ int  shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 void shmem_team_destroy(shmem_team_t team);
 
 /* ---- synchronisation and collectives ------------------------------------------------------- */
+/* Team collectives must be called alike on every member (the same call,
+ * size and root): members compare their calls, and a difference ends the
+ * job naming both PEs and both calls (see the README for when). */
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 int  shmem_team_sync(shmem_team_t team);

@@ -46,15 +46,21 @@ static inline int sr_api_peer_ok(const char *fn, int pe)
     return sr_api_peer_ok_slow(fn, pe);
 }
 
-/* [addr, addr+len) lies in the user part of the symmetric heap: the first
- * test of the data paths, which take anything else out of line (a call
- * that the fast path returns through would make it save registers). */
+/* [addr, addr+len) lies in one live allocation of the symmetric heap: the
+ * first test of the data paths, which take anything else out of line (a
+ * call that the fast path returns through would make it save registers).
+ * The table of block ends (core/heap_alloc.h) answers in one load, three
+ * for a later block of a granule that blocks share; the library's reserved
+ * part and free ranges read 0 there. */
 static inline __attribute__((always_inline)) int sr_api_in_heap(const void *addr, size_t len, uint64_t *off_p)
 {
-    uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
-    uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
-    *off_p = a - (uintptr_t)sr_rt.heap_base;
-    return a >= lo && a < hi && len <= hi - a;
+    uint64_t off = (uintptr_t)addr - (uintptr_t)sr_rt.heap_base;
+    *off_p = off;
+    /* One test for both, and off + len cannot wrap after it; it refuses
+     * (to the exact path) only accesses that reach the heap's last byte. */
+    if (sr_unlikely((off | len) >= sr_rt.heap_size))
+        return 0;
+    return sr_heap_span_ok(&sr_rt.heap, off, len);
 }
 
 /* Is addr symmetric (heap or data segment)?  Silent: for queries such as
@@ -62,8 +68,11 @@ static inline __attribute__((always_inline)) int sr_api_in_heap(const void *addr
 static inline int sr_api_is_sym(const void *addr, uint64_t *off_p)
 {
     uintptr_t a = (uintptr_t)addr, dlo = (uintptr_t)sr_rt.data_base;
-    if (sr_api_in_heap(addr, 0, off_p))
+    uintptr_t hlo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
+    if (a >= hlo && a < (uintptr_t)sr_rt.heap_base + sr_rt.heap_size) {
+        *off_p = a - (uintptr_t)sr_rt.heap_base;
         return 1;
+    }
     if (!sr_rt.data_on || a < dlo || a >= dlo + sr_rt.data_len)
         return 0;
     *off_p = SR_DATA_BIT | (a - dlo);

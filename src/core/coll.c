@@ -38,6 +38,7 @@ symrail_status_t sr_cop_begin(const char *fn, sr_team_t *team, sr_cop_t *cop)
     cop->n = team->size;
     cop->me = team->my_pe;
     cop->e = ++team->priv->epoch;
+    cop->what = cop->size = 0;
     return SYMRAIL_OK;
 }
 
@@ -58,12 +59,13 @@ static int sr_ge_ready(void *arg)
     return __atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= w->want;
 }
 
-static symrail_status_t sr_wait_ge(sr_cop_t *cop, uint64_t off, uint64_t want)
+/* A word of ours that member m writes. */
+static symrail_status_t sr_wait_ge(sr_cop_t *cop, int m, uint64_t off, uint64_t want)
 {
     sr_gewait_t w = { (const uint64_t *)(const void *)(sr_rt.heap_base + off), want };
     if (sr_ge_ready(&w))
         return SYMRAIL_OK;
-    return sr_wait(cop->ctx, sr_ge_ready, &w, SR_WAIT_REMOTE, sr_rt.env.op_timeout, cop->fn);
+    return sr_cop_wait(cop, m, sr_ge_ready, &w);
 }
 
 symrail_status_t sr_cm_ready(sr_cop_t *cop, int m, uint64_t k)
@@ -75,7 +77,10 @@ symrail_status_t sr_cm_ready(sr_cop_t *cop, int m, uint64_t k)
 symrail_status_t sr_cm_send(sr_cop_t *cop, int m, uint64_t rk, uint64_t k, const void *src,
                             uint64_t roff, size_t len)
 {
-    symrail_status_t st = sr_wait_ge(cop, sr_team_ready_off(cop->t, m), sr_seq(cop, rk));
+    symrail_status_t st = sr_wait_ge(cop, m, sr_team_ready_off(cop->t, m), sr_seq(cop, rk));
+    /* Before data goes into m's buffers: m's call must be ours. */
+    if (st == SYMRAIL_OK && len)
+        st = sr_cop_check(cop, m, sr_cop_check_remote);
     if (st != SYMRAIL_OK)
         return st;
     uint64_t sig = sr_team_sig_off(cop->t, cop->me);
@@ -87,7 +92,7 @@ symrail_status_t sr_cm_send(sr_cop_t *cop, int m, uint64_t rk, uint64_t k, const
 
 symrail_status_t sr_cm_wait(sr_cop_t *cop, int m, uint64_t k)
 {
-    return sr_wait_ge(cop, sr_team_sig_off(cop->t, m), sr_seq(cop, k));
+    return sr_wait_ge(cop, m, sr_team_sig_off(cop->t, m), sr_seq(cop, k));
 }
 
 /* Two halves of the scratch, chunk c in half c & 1: the receiver frees a
@@ -146,6 +151,7 @@ symrail_status_t sr_coll_sync(const char *fn, sr_team_t *team)
     symrail_status_t st = sr_cop_begin(fn, team, &cop);
     if (st != SYMRAIL_OK)
         return st;
+    sr_cop_call(&cop, SR_CALL_SYNC, 0, -1);
     /* A sync, not a barrier: the caller's puts are not completed (shmem_barrier quiets). */
     return sr_cop_end(&cop, sr_sync_run(&cop));
 }
@@ -168,6 +174,7 @@ symrail_status_t sr_coll_bcast(const char *fn, sr_team_t *team, void *dest, cons
     if (!sr_coll_sym(fn, "dest", dest, nbytes, &doff) ||
         !sr_coll_sym(fn, "source", src, nbytes, &soff))
         return SYMRAIL_ERR_INVALID;
+    sr_cop_call(&cop, SR_CALL_BCAST, nbytes, root);
     int n = cop.n, v = (cop.me - root + n) % n, mask = 1;
     /* Binomial tree on ranks relative to the root. */
     while (mask < n && !(v & mask))
@@ -257,6 +264,7 @@ symrail_status_t sr_coll_fcollect(const char *fn, sr_team_t *team, void *dest, c
     symrail_status_t st = sr_cop_begin_all(fn, team, dest, src, nbytes, 0, &cop, &doff);
     if (st != SYMRAIL_OK)
         return st;
+    sr_cop_call(&cop, SR_CALL_FCOLLECT, nbytes, -1);
     size_t *sz = malloc(2 * (size_t)cop.n * sizeof(size_t));
     if (sz == NULL)
         return sr_cop_end(&cop, SYMRAIL_ERR_NOMEM);
@@ -287,6 +295,7 @@ symrail_status_t sr_coll_collect(const char *fn, sr_team_t *team, void *dest, co
         return st;
     if (!sr_coll_sym(fn, "source", src, nbytes, &soff))
         return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
+    sr_cop_call(&cop, SR_CALL_COLLECT, 0, -1);  /* sizes may differ */
     int n = cop.n;
     uint64_t *all = calloc((size_t)n, 8);
     size_t *sz = malloc(2 * (size_t)n * sizeof(size_t));
@@ -309,6 +318,7 @@ symrail_status_t sr_coll_collect(const char *fn, sr_team_t *team, void *dest, co
     if (st == SYMRAIL_OK) {
         /* A new epoch: the size exchange used our scratch and ready words. */
         cop.e = ++cop.p->epoch;
+        sr_cop_call(&cop, SR_CALL_COLLECT, 0, -1);
         st = sr_gather_all(&cop, dest, doff, src, sz, sz + n);
     }
     free(all);
@@ -349,6 +359,7 @@ symrail_status_t sr_coll_alltoall(const char *fn, sr_team_t *team, void *dest, c
     symrail_status_t st = sr_cop_begin_all(fn, team, dest, src, nbytes, 1, &cop, &doff);
     if (st != SYMRAIL_OK)
         return st;
+    sr_cop_call(&cop, SR_CALL_ALLTOALL, nbytes, -1);
     return sr_cop_end(&cop, sr_a2a_run(&cop, dest, doff, src, nbytes));
 }
 
@@ -372,6 +383,7 @@ symrail_status_t sr_coll_alltoalls(const char *fn, sr_team_t *team, void *dest, 
         return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
     /* Packed into private buffers, exchanged as an alltoall, unpacked. */
     size_t blk = nelems * esize;
+    sr_cop_call(&cop, SR_CALL_ALLTOALLS, blk, -1);
     char *in = malloc(n * blk + 1), *out = malloc(n * blk + 1);
     if (in == NULL || out == NULL) {
         free(in);

@@ -26,9 +26,12 @@ struct sr_team_priv {
     sr_ctx_t *ctx;        /* the team's own: teams' collectives run at once on threads */
     uint64_t  off;        /* heap offset of the slot */
     int      *world_arr;
-    int       nctx;
+    int       nctx;       /* num_contexts of the team's configuration */
+    int       nctx_live;  /* contexts of the team in existence (atomic) */
     int       all_local;  /* every member's heap is mapped here */
     int       size_check; /* the team's size, against handles that are not teams */
+    const char *call_fn[2]; /* the names in our call slots (coll_check.c) */
+    uint64_t  call_off;   /* heap offset of those slots */
 };
 
 typedef struct {
@@ -38,12 +41,15 @@ typedef struct {
     uint64_t              e;
     const char           *fn;
     int                   n, me;
+    uint64_t              what, size;  /* what sr_cop_call published (0: nothing) */
 } sr_cop_t;
 
 /* team.c */
 uint64_t sr_team_sig_off(const sr_team_t *t, int member);
 uint64_t sr_team_ready_off(const sr_team_t *t, int member);
 uint64_t sr_team_scratch_off(const sr_team_t *t);
+/* This member's two call slots (coll_check.c), at the same offset on every member. */
+uint64_t sr_team_call_off(const sr_team_t *t);
 size_t   sr_team_scratch_size(void);
 /* The context of the active-set forms (one lock: they may come from threads). */
 sr_ctx_t *sr_team_aset_ctx(void);
@@ -79,6 +85,23 @@ symrail_status_t sr_cm_pipe(sr_cop_t *cop, int to, int from, uint64_t kbase, con
 typedef void (*sr_combine_fn_t)(void *arg, void *inout, const void *in, size_t nbytes);
 symrail_status_t sr_coll_allreduce_fn(sr_cop_t *cop, void *buf, size_t nbytes, size_t esize,
                                       sr_combine_fn_t combine, void *arg);
+/* coll_check.c: the members' calls compared.  Kinds of collective: */
+enum { SR_CALL_SYNC = 1, SR_CALL_BCAST, SR_CALL_FCOLLECT, SR_CALL_COLLECT, SR_CALL_ALLTOALL,
+       SR_CALL_ALLTOALLS, SR_CALL_REDUCE, SR_CALL_SCAN, SR_CALL_SPLIT };
+/* Before its first message: what this member's collective is (kind may
+ * carry more in its upper bits, root -1 for none; size in bytes, 0 where
+ * the members' sizes may differ). */
+void sr_cop_call(sr_cop_t *cop, unsigned kind, uint64_t size, int root);
+/* SYMRAIL_ERR_INVALID, logged naming both members and both calls, if
+ * member m published a different call for this collective; remote: read a
+ * member without loads and stores by a get (else it is not compared). */
+symrail_status_t sr_cop_check(sr_cop_t *cop, int m, int remote);
+/* Whether senders compare with remote members too (SYMRAIL_COLL_CHECK, or
+ * debug logging): set at team init. */
+extern int sr_cop_check_remote;
+/* sr_wait for a word that member m writes, comparing the calls whenever
+ * it makes no progress for a while; SYMRAIL_OP_TIMEOUT still bounds it. */
+symrail_status_t sr_cop_wait(sr_cop_t *cop, int m, sr_cond_fn_t cond, void *arg);
 /* Symmetric offset of [p, p+len) (user heap or data segment), or logs
  * naming fn and arg. */
 int sr_coll_sym(const char *fn, const char *arg, const void *p, size_t len, uint64_t *off_p);

@@ -109,6 +109,7 @@ symrail_status_t sr_coll_reduce(const char *fn, sr_team_t *team, sr_dtype_t dt, 
     size_t es = sr_dtype_size(dt), nbytes = nelems * es;
     if (!sr_reduce_args(fn, team, dt, op, dest, src, nbytes))
         return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
+    sr_cop_call(&cop, SR_CALL_REDUCE | (unsigned)dt << 8 | (unsigned)op << 16, nbytes, -1);
     if (dest != src && nbytes)
         memmove(dest, src, nbytes);
     sr_rop_arg_t a = { dt, op };
@@ -126,6 +127,8 @@ symrail_status_t sr_coll_scan(const char *fn, sr_team_t *team, sr_dtype_t dt, sr
     size_t es = sr_dtype_size(dt), nbytes = nelems * es;
     if (!sr_reduce_args(fn, team, dt, op, dest, src, nbytes))
         return sr_cop_end(&cop, SYMRAIL_ERR_INVALID);
+    sr_cop_call(&cop, SR_CALL_SCAN | (unsigned)dt << 8 | (unsigned)op << 16 |
+                          (unsigned)!!exclusive << 24, nbytes, -1);
     char *x = dest;
     if (exclusive && (x = malloc(nbytes + 1)) == NULL)
         return sr_cop_end(&cop, SYMRAIL_ERR_NOMEM);

@@ -80,13 +80,42 @@ int sr_data_contains(const void *addr)
     return (uintptr_t)addr >= seg.lo && (uintptr_t)addr < seg.hi;
 }
 
+/* [off, off+len) of the user heap, len > 0: SR_OFF_BAD, logged, unless it
+ * lies in one live allocation (the table answers, or where it cannot tell
+ * the segment list). */
+static uint64_t sr_sym_heap_check(const char *fn, const char *arg, const void *addr,
+                                  uint64_t off, size_t len)
+{
+    uint64_t boff, blen;
+    if (sr_heap_span_ok(&sr_rt.heap, off, len))
+        return off;  /* the collectives' checks come here first */
+    int used = sr_heap_block(&sr_rt.heap, off, &boff, &blen);
+    const char *base = sr_rt.heap_base;
+    if (!used) {
+        sr_error("%s: %s %p is not in a live symmetric allocation (a free range of the heap: "
+                 "freed, or never allocated)", fn, arg, addr);
+        return SR_OFF_BAD;
+    }
+    if (len <= boff + blen - off)
+        return off;  /* a granule the table has no second level for */
+    sr_error("%s: %s %p + %zu bytes runs %llu bytes past the end of its symmetric allocation "
+             "[%p, %p) of %llu bytes", fn, arg, addr, len,
+             (unsigned long long)(off + len - boff - blen), (const void *)(base + boff),
+             (const void *)(base + boff + blen), (unsigned long long)blen);
+    return SR_OFF_BAD;
+}
+
 uint64_t sr_sym_off(const char *fn, const char *arg, const void *addr, size_t len)
 {
     uintptr_t a = (uintptr_t)addr, lo = (uintptr_t)sr_rt.heap_base + sr_rt.heap_reserved;
     uintptr_t hi = (uintptr_t)sr_rt.heap_base + sr_rt.heap_size;
     uintptr_t dlo = (uintptr_t)sr_rt.data_base, dhi = dlo + sr_rt.data_len;
-    if (a >= lo && a < hi && len <= hi - a)
-        return a - (uintptr_t)sr_rt.heap_base;
+    if (a >= lo && a < hi && len <= hi - a) {
+        /* A pointer alone (free, ptr, addr_accessible) may be anywhere in it. */
+        if (len == 0)
+            return a - (uintptr_t)sr_rt.heap_base;
+        return sr_sym_heap_check(fn, arg, addr, a - (uintptr_t)sr_rt.heap_base, len);
+    }
     if (a >= dlo && a < dhi && sr_rt.data_on) {
         if (len <= dhi - a)
             return SR_DATA_BIT | (a - dlo);

@@ -23,9 +23,16 @@ static sr_ctx_t *sr_aset_ctx;
 static uint64_t sr_slot_map[SR_TEAM_MAP_WORDS];
 static pthread_mutex_t sr_slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* sig and ready words, one each per member, then our two call slots. */
+#define SR_TEAM_CALL_BYTES 192
 static size_t sr_team_words_size(void)
 {
-    return SR_ALIGN_UP((size_t)sr_rt.n_pes * 16, 64);
+    return SR_ALIGN_UP((size_t)sr_rt.n_pes * 16, 64) + SR_TEAM_CALL_BYTES;
+}
+
+uint64_t sr_team_call_off(const sr_team_t *t)
+{
+    return t->priv->off + sr_team_words_size() - SR_TEAM_CALL_BYTES;
 }
 
 size_t sr_team_scratch_size(void)
@@ -76,6 +83,7 @@ static sr_team_obj_t *sr_team_new(int slot, int size, const int *world, int nctx
     o->priv.slot = slot;
     o->priv.off = SR_HEAP_RESERVED + (uint64_t)slot * sr_team_slot_size();
     o->priv.nctx = nctx;
+    o->priv.call_off = sr_team_call_off(&o->pub);
     o->priv.all_local = 1;
     for (int i = 0; i < size; i++) {
         if (world[i] == sr_rt.my_pe)
@@ -105,6 +113,7 @@ static void sr_team_free(sr_team_obj_t *o)
 
 symrail_status_t sr_team_init(void)
 {
+    sr_cop_check_remote = sr_rt.env.coll_check || sr_log_cfg.level >= SR_LOG_DEBUG;
     int n = sr_rt.n_pes, *w = calloc((size_t)n + 1, sizeof(int)), ns = 0;
     if (w == NULL)
         return SYMRAIL_ERR_NOMEM;
@@ -208,6 +217,31 @@ int sr_team_nctx(const sr_team_t *team)
     return team->priv->nctx;
 }
 
+static int sr_team_predefined(const sr_team_t *team)
+{
+    return team->priv == &sr_world->priv || team->priv == &sr_shared->priv;
+}
+
+int sr_team_ctx_take(sr_team_t *team)
+{
+    if (sr_team_predefined(team))
+        return 1;
+    int *live = &team->priv->nctx_live, n = __atomic_load_n(live, __ATOMIC_RELAXED);
+    do {
+        if (n >= team->priv->nctx)
+            return 0;
+    } while (!__atomic_compare_exchange_n(live, &n, n + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return 1;
+}
+
+void sr_team_ctx_give(sr_team_t *team)
+{
+    /* A team destroyed before its contexts (undefined in OpenSHMEM) counts nothing. */
+    if (sr_team_valid(team) && !sr_team_predefined(team))
+        __atomic_fetch_sub(&team->priv->nctx_live, 1, __ATOMIC_RELAXED);
+}
+
 static void sr_or_words(void *arg, void *inout, const void *in, size_t nbytes)
 {
     uint64_t *a = inout;
@@ -228,6 +262,7 @@ static symrail_status_t sr_team_slot_agree(const char *fn, sr_team_t *parent, in
     symrail_status_t st = sr_cop_begin(fn, parent, &cop);
     if (st != SYMRAIL_OK)
         return st;
+    sr_cop_call(&cop, SR_CALL_SPLIT, 0, -1);
     st = sr_coll_allreduce_fn(&cop, map, (size_t)words * 8, 8, sr_or_words, NULL);
     st = sr_cop_end(&cop, st);
     if (st != SYMRAIL_OK)

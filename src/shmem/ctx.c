@@ -46,15 +46,29 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
     if (team == SHMEM_TEAM_WORLD)
         return sr_sh_ctx_new(fn, NULL, options, ctx);
     /* Binds the predefined teams where the library came up without shmem_init. */
-    if (team == SHMEM_TEAM_SHARED)
-        (void)sr_sh_team_or_null(team);
-    if (team->my_pe < 0) {
+    sr_team_t *t = sr_sh_team(fn, team);
+    if (t->my_pe < 0) {
         if (ctx)
             *ctx = SHMEM_CTX_INVALID;
         sr_error("%s: this PE is not a member of team %p", fn, (void *)team);
         return -1;
     }
-    return sr_sh_ctx_new(fn, team, options, ctx);
+    /* OpenSHMEM 1.6 (shmem_team_config_t): a split team takes the contexts
+     * its num_contexts asked for, none by default.  Like any failure to make
+     * a context this is no error of the program, which may destroy one and
+     * try again; the line says why it failed. */
+    if (!sr_team_ctx_take(t)) {
+        if (ctx)
+            *ctx = SHMEM_CTX_INVALID;
+        sr_info("%s: team %p has its %d context(s) in existence already (num_contexts of "
+                "its configuration, SHMEM_TEAM_NUM_CONTEXTS)", fn, (void *)team,
+                sr_team_nctx(t));
+        return -1;
+    }
+    int rc = sr_sh_ctx_new(fn, team, options, ctx);
+    if (rc != 0)
+        sr_team_ctx_give(t);
+    return rc;
 }
 
 void shmem_ctx_destroy(shmem_ctx_t uctx)
@@ -68,7 +82,10 @@ void shmem_ctx_destroy(shmem_ctx_t uctx)
     sr_ctx_t *ctx = uctx;
     if (!sr_api_ctx_check(fn, ctx, 0))
         sr_sh_fail(fn, SYMRAIL_ERR_INVALID);
+    sr_team_t *team = ctx->team;
     symrail_status_t st = sr_ctx_free(ctx);
+    if (team)
+        sr_team_ctx_give(team);
     if (st != SYMRAIL_OK)
         sr_sh_fail(fn, st);
 }

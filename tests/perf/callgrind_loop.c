@@ -46,6 +46,14 @@ __attribute__((noinline)) void cg_put_loop(uint64_t *dst, const uint64_t *src)
         errors += CG_PUT(dst, src, 8, 1) != 0;
 }
 
+/* The same put to a small object that shares its page with another (the
+ * heap's bounds table leaves those to a lookup, cached per thread). */
+__attribute__((noinline)) void cg_put2_loop(uint64_t *dst, const uint64_t *src)
+{
+    for (int i = 0; i < CG_CALLS; i++)
+        errors += CG_PUT(dst, src, 8, 1) != 0;
+}
+
 __attribute__((noinline)) void cg_get_loop(uint64_t *dst, const uint64_t *src)
 {
     for (int i = 0; i < CG_CALLS; i++)
@@ -86,9 +94,13 @@ int main(void)
         return 2;
 #endif
     cg_init();
-    uint64_t *sym = cg_malloc(5 * sizeof(uint64_t));
+    /* sym fills its page; sym2 starts in a page that another small block
+     * (pad) starts, the case the heap's bounds table takes a second level for. */
+    uint64_t *sym = cg_malloc(4096);
+    void *pad = cg_malloc(sizeof(uint64_t));
+    uint64_t *sym2 = cg_malloc(sizeof(uint64_t));
     uint64_t local = 42, sum = 0;
-    if (sym == NULL || cg_npes() != 2) {
+    if (sym == NULL || pad == NULL || sym2 == NULL || cg_npes() != 2) {
         fprintf(stderr, "callgrind_loop: needs 2 PEs and a symmetric heap\n");
         return 2;
     }
@@ -103,6 +115,7 @@ int main(void)
             ;
     } else {
         cg_put_loop(&sym[0], &local);
+        cg_put2_loop(sym2, &local);
         cg_get_loop(&local, &sym[1]);
         cg_fadd_loop(&sym[2], &sum);
         cg_quiet_loop();

@@ -7,6 +7,7 @@
 #include <shmem.h>
 #include <symrail.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,8 +22,41 @@ int main(int argc, char **argv)
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     long *sym = shmem_malloc(16 * sizeof(long));
+    /* Two blocks side by side, and one freed on every PE: an access that
+     * starts in p and runs on lands in q, which is no error of the heap's
+     * bounds but is one of p's. */
+    char *p = shmem_malloc(1024), *q = shmem_malloc(1024);
+    long *freed = shmem_malloc(64);
+    uint64_t *sig = shmem_malloc(sizeof(uint64_t));
+    shmem_free(freed);
     shmem_ctx_t ctx;
     symrail_barrier_all();
+    if (strncmp(c, "mm_", 3) == 0) {
+        /* Every PE calls a team collective, the last one a different call
+         * (or the same with another size or root) than the others. */
+        int odd = me == n - 1;
+        long *d = (long *)(void *)p, *s = (long *)(void *)q;
+        if (strcmp(c, "mm_kind") == 0) {
+            if (odd)
+                shmem_broadcastmem(SHMEM_TEAM_WORLD, d, s, 8, 0);
+            else
+                shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, 1);
+        } else if (strcmp(c, "mm_size") == 0) {
+            shmem_broadcastmem(SHMEM_TEAM_WORLD, d, s, odd ? 64 : 8, 0);
+        } else if (strcmp(c, "mm_root") == 0) {
+            shmem_long_broadcast(SHMEM_TEAM_WORLD, d, s, 4, odd ? 1 : 0);
+        } else if (strcmp(c, "mm_fcollect") == 0) {
+            shmem_long_fcollect(SHMEM_TEAM_WORLD, d, s, odd ? 8 : 2);
+        } else if (strcmp(c, "mm_sync") == 0) {
+            if (odd)
+                shmem_team_sync(SHMEM_TEAM_WORLD);
+            else
+                shmem_long_max_reduce(SHMEM_TEAM_WORLD, d, s, 1);
+        }
+        shmem_barrier_all();
+        printf("FAIL: PE %d: %s returned\n", me, c);
+        return 1;
+    }
     if (me == n - 1) {
         if (strcmp(c, "pe") == 0)
             shmem_long_put(sym, src, 1, n);
@@ -61,11 +95,32 @@ int main(int argc, char **argv)
             shmem_ptr(sym, n + 5);
         else if (strcmp(c, "nelems") == 0)
             shmem_long_get(src, sym, SIZE_MAX / 2, 0);
-        else
+        else if (strcmp(c, "over_put") == 0)
+            shmem_putmem(p + 1000, src, 100, 0);
+        else if (strcmp(c, "over_get") == 0)
+            shmem_getmem(q, p + 1000, 100, 0);
+        else if (strcmp(c, "over_nbi") == 0)
+            shmem_ctx_putmem_nbi(SHMEM_CTX_DEFAULT, p + 1020, src, 8, 0);
+        else if (strcmp(c, "over_iput") == 0)
+            shmem_long_iput((long *)p, src, 64, 1, 3, 0);
+        else if (strcmp(c, "over_iget") == 0)
+            shmem_long_iget(src, (long *)(p + 1016), 1, 1, 2, 0);
+        else if (strcmp(c, "over_signal") == 0)
+            shmem_putmem_signal(p + 1000, src, 32, sig, 1, SHMEM_SIGNAL_SET, 0);
+        else if (strcmp(c, "over_amo") == 0)
+            shmem_long_atomic_inc(freed, 0);
+        else if (strcmp(c, "over_sig_addr") == 0)
+            shmem_signal_wait_until((uint64_t *)(void *)freed, SHMEM_CMP_EQ, 1);
+        else if (strcmp(c, "over_native") == 0) {
+            /* The native call returns the error; the program ends the job. */
+            if (symrail_put(p + 1000, src, 100, 0) == SYMRAIL_ERR_INVALID)
+                shmem_global_exit(3);
+        } else
             printf("unknown case '%s'\n", c);
         printf("FAIL: %s returned\n", c);
         return 1;
     }
+    (void)q;
     symrail_barrier_all();  /* never reached: the job ends first */
     printf("FAIL: PE %d passed the barrier\n", me);
     return 1;

@@ -161,6 +161,53 @@ static void test_memory(void)
     shmem_free(NULL);
 }
 
+/* Accesses that end exactly at their allocation's end, to small objects
+ * that share a page with others (the bounds table sends those to the
+ * segment list), to a realloc'ed block's new end and to a block made where
+ * another was freed, are no errors (t_sh_bad has the ones that are). */
+static void test_alloc_bounds(void)
+{
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    char *a = shmem_malloc(1000);
+    long *b = shmem_malloc(24), *c = shmem_malloc(8);
+    char *big = shmem_malloc(3 * 4096 + 8);
+    char buf[64] = {0};
+    long v = me + 1, vv[3] = { v, v, v };
+    for (int i = 0; i < 3; i++)
+        b[i] = 0;
+    *c = 0;
+    bar();
+    shmem_putmem(a + 1000 - 8, &v, 8, to);
+    shmem_long_put(b, vv, 3, to);
+    shmem_long_p(b + 2, v, to);
+    shmem_putmem(big + 3 * 4096, &v, 8, to);
+    shmem_putmem_nbi(big + 4090, buf, 18, to);  /* across a page of the block */
+    shmem_long_atomic_add(c, 1, to);
+    shmem_long_iput(b, vv, 2, 1, 2, to);
+    shmem_quiet();
+    bar();
+    CHECK(*(long *)(void *)(a + 992) == from + 1 && b[1] == from + 1 && b[2] == from + 1,
+          "puts that end at their allocation's end");
+    CHECK(*c == 1 && shmem_long_g(c, to) == 1, "atomic on a small object after others");
+    CHECK(shmem_long_atomic_fetch(b + 2, to) == me + 1, "fetch at an object's last word");
+    bar();
+    b = shmem_realloc(b, 4000);
+    shmem_long_p(b + 499, v, to);
+    shmem_free(c);
+    long *d = shmem_malloc(8);
+    *d = 0;
+    bar();
+    shmem_long_p(d, v, to);
+    shmem_quiet();
+    bar();
+    CHECK(b[499] == from + 1 && *d == from + 1, "put to a realloc'ed end and a reused range");
+    bar();
+    shmem_free(d);
+    shmem_free(big);
+    shmem_free(b);
+    shmem_free(a);
+}
+
 static void test_contexts(void)
 {
     shmem_ctx_t c;
@@ -199,23 +246,49 @@ static void test_contexts(void)
     shmem_ctx_destroy(c);
 }
 
+/* A team's num_contexts (OpenSHMEM 1.6, shmem_team_config_t): that many
+ * contexts of the team at a time, none without SHMEM_TEAM_NUM_CONTEXTS. */
+static void test_team_nctx(void)
+{
+    shmem_team_t none, two;
+    shmem_team_config_t cfg = { .num_contexts = 2 };
+    shmem_ctx_t c[3];
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, 0, &none) == 0,
+          "split without config");
+    CHECK(shmem_team_create_ctx(none, 0, &c[0]) != 0 && c[0] == SHMEM_CTX_INVALID,
+          "a team configured without contexts makes none");
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, SHMEM_TEAM_NUM_CONTEXTS,
+                                   &two) == 0, "split with num_contexts 2");
+    CHECK(shmem_team_create_ctx(two, 0, &c[0]) == 0 && shmem_team_create_ctx(two, 0, &c[1]) == 0,
+          "two contexts of a team configured for two");
+    CHECK(shmem_team_create_ctx(two, 0, &c[2]) != 0 && c[2] == SHMEM_CTX_INVALID,
+          "a third context of a team configured for two");
+    shmem_ctx_destroy(c[0]);
+    CHECK(shmem_team_create_ctx(two, 0, &c[2]) == 0, "a context again after one is destroyed");
+    shmem_ctx_destroy(c[1]);
+    shmem_ctx_destroy(c[2]);
+    for (int i = 0; i < 3; i++)  /* the predefined teams have no limit */
+        CHECK(shmem_team_create_ctx(SHMEM_TEAM_SHARED, 0, &c[i]) == 0, "shared team ctx %d", i);
+    for (int i = 0; i < 3; i++)
+        shmem_ctx_destroy(c[i]);
+    shmem_team_destroy(none);
+    shmem_team_destroy(two);
+}
+
 /* A team context numbers PEs in its team: here the world reversed. */
 static void test_team_ctx(void)
 {
-    static int world[64];
-    for (int i = 0; i < npes; i++)
-        world[i] = npes - 1 - i;
-    static struct sr_team rev;
-    rev.size = npes;
-    rev.my_pe = npes - 1 - me;
-    rev.world = world;
+    shmem_team_t rev;
+    shmem_team_config_t cfg = { .num_contexts = 1 };
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, npes - 1, -1, npes, &cfg,
+                                   SHMEM_TEAM_NUM_CONTEXTS, &rev) == 0, "split reversed");
     int *x = shmem_malloc(64 * sizeof(int));
     for (int i = 0; i < 64; i++)
         x[i] = -1;
     shmem_ctx_t c;
     shmem_team_t t;
-    CHECK(shmem_team_create_ctx(&rev, SHMEM_CTX_PRIVATE, &c) == 0, "team_create_ctx");
-    CHECK(shmem_ctx_get_team(c, &t) == 0 && t == &rev, "ctx_get_team of a team context");
+    CHECK(shmem_team_create_ctx(rev, SHMEM_CTX_PRIVATE, &c) == 0, "team_create_ctx");
+    CHECK(shmem_ctx_get_team(c, &t) == 0 && t == rev, "ctx_get_team of a team context");
     bar();
     shmem_ctx_int_p(c, x + me, me, 0);  /* team PE 0 is world PE npes-1 */
     shmem_ctx_quiet(c);
@@ -227,9 +300,10 @@ static void test_team_ctx(void)
     shmem_ctx_destroy(c);
     shmem_free(x);
     if (getenv("T_SH_BAD_TEAM_PE")) {  /* run_shmem.sh: a PE outside the team */
-        CHECK(shmem_team_create_ctx(&rev, 0, &c) == 0, "team_create_ctx");
+        CHECK(shmem_team_create_ctx(rev, 0, &c) == 0, "team_create_ctx");
         shmem_ctx_int_p(c, (int *)shmem_malloc(8), 1, npes);
     }
+    shmem_team_destroy(rev);
 }
 
 int main(void)
@@ -254,8 +328,10 @@ int main(void)
     TYPES(CALL_TYPE)
     test_sized();
     test_memory();
+    test_alloc_bounds();
     test_contexts();
     test_team_ctx();
+    test_team_nctx();
     shmem_fence();
 
     shmem_finalize();

@@ -73,6 +73,7 @@ static void snap_check_and_free(snapshot_t *s, const sr_heap_alloc_t *h)
  * free segments (coalescing keeps it minimal). */
 static void check_invariants(const sr_heap_alloc_t *h)
 {
+    uint64_t boff, blen;
     uint64_t expect = h->start, used = 0;
     assert_true(h->nsegs >= 1);
     for (size_t i = 0; i < h->nsegs; i++) {
@@ -86,6 +87,30 @@ static void check_invariants(const sr_heap_alloc_t *h)
     }
     assert_int_equal(expect, h->start + h->size);
     assert_int_equal(used, h->used_bytes);
+    /* The table of block ends (both levels) passes 16 bytes at the first,
+     * middle and last 16 bytes of a segment exactly when it is live, with
+     * the block's end (or 0 where the second levels ran out); sr_heap_block
+     * finds the segment. */
+    for (size_t i = 0; i < h->nsegs; i++) {
+        sr_heap_seg_t s = h->segs[i];
+        uint64_t at3[3] = { s.off, s.off + (s.len / 2 & ~(uint64_t)15), s.off + s.len - 16 };
+        for (int k = 0; k < 3; k++) {
+            uint64_t at = at3[k], g = at >> SR_HEAP_GRAN_SHIFT, t = h->lim[g];
+            if (at + 16 > t && h->l2[g] != NULL)
+                t = h->l2[g][(at >> 4) & (SR_HEAP_L2_SLOTS - 1)];
+            /* The inline test passes exactly for live blocks, at their end. */
+            int pass = at + 16 <= t;
+            if (s.used && !pass)  /* only where the second levels ran out */
+                assert_true(h->l2[g] == NULL && h->nl2 == h->maxl2);
+            else
+                assert_int_equal(pass, s.used);
+            if (pass)
+                assert_int_equal(t, s.off + s.len);
+            assert_int_equal(sr_heap_block((sr_heap_alloc_t *)h, at, &boff, &blen), s.used);
+            assert_int_equal(boff, s.off);
+            assert_int_equal(blen, s.len);
+        }
+    }
 }
 
 static void test_basic(void **state)
