@@ -300,7 +300,8 @@ symrail_status_t symrail_seg_alloc(size_t len, unsigned flags, void **addr_p,
                                    symrail_seg_t *seg_p);
 /* SYMRAIL_ERR_STATE while a batch of this PE whose local buffers lie in or
  * around the segment is in flight (nothing changes; wait for the batch
- * first). */
+ * first).  After any other answer, SYMRAIL_ERR_TIMEOUT included, the handle
+ * is gone: do not pass it again. */
 symrail_status_t symrail_seg_deregister(symrail_seg_t seg);
 symrail_status_t symrail_seg_info(symrail_seg_t seg, void **addr_p, size_t *len_p);
 /* A self-contained descriptor of the segment, at most SYMRAIL_SEG_DESC_MAX

@@ -126,8 +126,9 @@ symrail_status_t sr_cop_wait(sr_cop_t *cop, int m, sr_cond_fn_t cond, void *arg)
         if ((st = sr_cop_check(cop, m, 1)) != SYMRAIL_OK)
             return st;
         if (limit && sr_time_ns() - start >= limit * 1000000ull) {
-            sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT)", cop->fn,
-                     (unsigned long long)limit);
+            sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT) waiting for PE %d "
+                     "(member %d of team %p)", cop->fn, (unsigned long long)limit,
+                     cop->t->world[m], m, (void *)cop->t);
             return SYMRAIL_ERR_TIMEOUT;
         }
     }

@@ -81,7 +81,8 @@ const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer
         return "TCP (the peer takes no shared memory)";
     sr_tl_slot_t *shm = sr_ep_shm();
     if (shm == NULL)
-        return "TCP (no shared-memory transport here, SYMRAIL_TRANSPORTS)";
+        return "TCP (no shared-memory transport here: SYMRAIL_TRANSPORTS leaves it out, or it "
+               "could not start)";
     char tmp[sizeof(*pa) + sizeof(*ha)];
     memcpy(tmp, pa, sizeof(*pa));
     memcpy(tmp + sizeof(*pa), ha, sizeof(*ha));

@@ -72,7 +72,7 @@ static inline void sr_spin_pause(int yield)
  */
 static int sr_wait_cpu_shared(void)
 {
-    static __thread int next;
+    static __thread unsigned next;  /* unsigned: a long job wraps it */
     int cpu = sched_getcpu() + 1;
     if (cpu <= 0)
         return 0;
@@ -80,7 +80,7 @@ static int sr_wait_cpu_shared(void)
     if (__atomic_load_n(mine, __ATOMIC_RELAXED) != (uint64_t)cpu)
         __atomic_store_n(mine, (uint64_t)cpu, __ATOMIC_RELAXED);
     for (int k = 0; k < sr_rt.n_pes; k++) {
-        int pe = next++ % sr_rt.n_pes;
+        int pe = (int)(next++ % (unsigned)sr_rt.n_pes);
         if (pe == sr_rt.my_pe || sr_rt.peers[pe].base == NULL)
             continue;
         const sr_heap_intern_t *in = (const void *)sr_rt.peers[pe].base;

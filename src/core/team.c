@@ -228,7 +228,7 @@ int sr_team_ctx_take(sr_team_t *team)
         return 1;
     int *live = &team->priv->nctx_live, n = __atomic_load_n(live, __ATOMIC_RELAXED);
     do {
-        if (n >= team->priv->nctx)
+        if (team->priv->nctx >= 0 && n >= team->priv->nctx)
             return 0;
     } while (!__atomic_compare_exchange_n(live, &n, n + 1, 1, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));

@@ -63,8 +63,8 @@ symrail_status_t sr_team_split_2d(const char *fn, sr_team_t *parent, int xrange,
 symrail_status_t sr_team_destroy(const char *fn, sr_team_t *team);
 int sr_team_nctx(const sr_team_t *team);
 /* One more context of the team: 0 when its num_contexts contexts exist
- * already (OpenSHMEM: a split team's default is none).  The predefined
- * teams have no limit.  give: one of them is destroyed. */
+ * already (a team split with SHMEM_TEAM_NUM_CONTEXTS; nctx -1: any
+ * number, as for the predefined teams).  give: one of them is destroyed. */
 int sr_team_ctx_take(sr_team_t *team);
 void sr_team_ctx_give(sr_team_t *team);
 

@@ -53,8 +53,9 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
         sr_error("%s: this PE is not a member of team %p", fn, (void *)team);
         return -1;
     }
-    /* OpenSHMEM 1.6 (shmem_team_config_t): a split team takes the contexts
-     * its num_contexts asked for, none by default.  Like any failure to make
+    /* OpenSHMEM 1.6 (shmem_team_config_t): a split team configured with
+     * SHMEM_TEAM_NUM_CONTEXTS takes that many contexts at a time, one
+     * configured without it any number.  Like any failure to make
      * a context this is no error of the program, which may destroy one and
      * try again; the line says why it failed. */
     if (!sr_team_ctx_take(t)) {

@@ -60,7 +60,7 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
     if (t == NULL || config == NULL)
         return -1;
     if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
-        config->num_contexts = sr_team_nctx(t);
+        config->num_contexts = sr_team_nctx(t) < 0 ? 0 : sr_team_nctx(t);
     return 0;
 }
 
@@ -72,9 +72,11 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
     return sr_team_translate(s, src_pe, d);
 }
 
+/* -1: the program did not say how many contexts it makes of the team, so
+ * any number (they cost memory only); a number it gave is kept to. */
 static int sr_sh_nctx(const shmem_team_config_t *config, long mask)
 {
-    return config && (mask & SHMEM_TEAM_NUM_CONTEXTS) ? config->num_contexts : 0;
+    return config && (mask & SHMEM_TEAM_NUM_CONTEXTS) ? config->num_contexts : -1;
 }
 
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,

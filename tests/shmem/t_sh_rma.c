@@ -247,7 +247,8 @@ static void test_contexts(void)
 }
 
 /* A team's num_contexts (OpenSHMEM 1.6, shmem_team_config_t): that many
- * contexts of the team at a time, none without SHMEM_TEAM_NUM_CONTEXTS. */
+ * contexts of the team at a time; without SHMEM_TEAM_NUM_CONTEXTS any number
+ * (programs that split with no configuration make contexts of the team). */
 static void test_team_nctx(void)
 {
     shmem_team_t none, two;
@@ -255,8 +256,14 @@ static void test_team_nctx(void)
     shmem_ctx_t c[3];
     CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, 0, &none) == 0,
           "split without config");
-    CHECK(shmem_team_create_ctx(none, 0, &c[0]) != 0 && c[0] == SHMEM_CTX_INVALID,
-          "a team configured without contexts makes none");
+    for (int i = 0; i < 3; i++)
+        CHECK(shmem_team_create_ctx(none, 0, &c[i]) == 0, "context %d of a team split without "
+              "a configuration", i);
+    for (int i = 0; i < 3; i++)
+        shmem_ctx_destroy(c[i]);
+    shmem_team_config_t got = { .num_contexts = 7 };
+    CHECK(shmem_team_get_config(none, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0 && got.num_contexts == 0,
+          "num_contexts of a team split without a configuration reads 0");
     CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, SHMEM_TEAM_NUM_CONTEXTS,
                                    &two) == 0, "split with num_contexts 2");
     CHECK(shmem_team_create_ctx(two, 0, &c[0]) == 0 && shmem_team_create_ctx(two, 0, &c[1]) == 0,

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "shm.h"
+#include "seg.h"
 #include "util/atomic.h"
 #include "util/copy.h"
 #include "util/doorbell.h"
@@ -60,6 +61,11 @@ static symrail_status_t sr_shm_init(const sr_tl_params_t *params, sr_tl_ctx_t **
     pthread_mutex_init(&ctx->rx_lock, NULL);
     pthread_mutex_init(&ctx->seg_lock, NULL);
     sr_doorbell_setup();
+    /* A process of another job on this host that connects to us probes us by
+     * cross-memory attach before it takes shared memory (peer.c); with
+     * Yama's ptrace_scope 1 that needs our consent, given before any export. */
+    if (params->peers_max > 0)
+        sr_shm_allow_attach();
     uint64_t nslots = params->env->notify_slots;
     if (nslots == 0 || nslots > (1u << 20)) {
         sr_error("SYMRAIL_NOTIFY_SLOTS=%llu is out of range (1 .. 1048576)",
