@@ -362,16 +362,7 @@ static symrail_status_t sr_wireup(void)
         if (all && sr_rt.tls[i].attr.can_sleep)
             sr_rt.sleeper = i;
     }
-    /* Where every peer's writes land by themselves (shared memory), a
-     * waiter that polls competes with no thread of its own: it polls
-     * SYMRAIL_SPIN_US before it sleeps.  Not with more PEs than CPUs: there
-     * the PE that everybody waits for shares its CPU with waiters, and
-     * each one that sleeps leaves it more of the CPU than one that yields.
-     * Over TCP the progress thread needs the CPU; verbs never sleeps. */
-    sr_rt.spin_ns = 0;
-    if (sr_rt.sleeper >= 0 && sr_rt.tls[sr_rt.sleeper].attr.immediate &&
-        !sr_rt.oversubscribed)
-        sr_rt.spin_ns = sr_rt.env.spin_us * 1000u;
+    sr_wait_setup();
     return SYMRAIL_OK;
 }
 

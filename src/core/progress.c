@@ -141,6 +141,20 @@ static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t po
     }
 }
 
+void sr_wait_setup(void)
+{
+    /* Where every peer's writes land by themselves (shared memory), a
+     * waiter that polls competes with no thread of its own: it polls
+     * SYMRAIL_SPIN_US before it sleeps.  Not with more PEs than CPUs: there
+     * the PE that everybody waits for shares its CPU with waiters, and
+     * each one that sleeps leaves it more of the CPU than one that yields.
+     * Over TCP the progress thread needs the CPU; verbs never sleeps. */
+    sr_rt.spin_ns = 0;
+    if (sr_rt.sleeper >= 0 && sr_rt.tls[sr_rt.sleeper].attr.immediate &&
+        !sr_rt.oversubscribed)
+        sr_rt.spin_ns = sr_rt.env.spin_us * 1000u;
+}
+
 symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
                          uint64_t timeout_ms, const char *what)
 {
