@@ -388,6 +388,32 @@ static void test_flag_after_fence_waits_for_the_replayed_put(void **state)
     assert_true(saw_flag);
 }
 
+/* A limbo whose PSN never comes: it waits while ctx->limbo_ns (half of
+ * SYMRAIL_OP_TIMEOUT) has not passed, 0 being no limit; then its put
+ * goes out on another lane, as when the PSN is unknown. */
+static void test_limbo_waits_for_the_op_timeout(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    put8(0, 0);
+    complete_lane(0, IBV_WC_WR_FLUSH_ERR);
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 0;
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 60ull * 1000 * 1000 * 1000;
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 1;
+    uint64_t posted = ep->lanes[1].sq_posted + ep->lanes[2].sq_posted;
+    progress();
+    assert_null(lane->limbo_head);
+    progress();
+    assert_null(ep->replay_head);
+    assert_int_equal(ep->lanes[1].sq_posted + ep->lanes[2].sq_posted, posted + 1);
+}
+
 /* Atomics flushed the same way: one the peer executed and whose result is
  * not wanted is done, one whose fetched value was lost fails, one the peer
  * never executed goes again (and is answered this time). */
@@ -642,6 +668,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_flag_after_fence_waits_for_the_replayed_put, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_limbo_waits_for_the_op_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomics_caught_in_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
