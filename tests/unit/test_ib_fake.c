@@ -33,6 +33,8 @@ typedef struct {
     int      qp;        /* lane */
     int      sig;
     int      done;
+    uint64_t raddr;     /* a write's target and first 8 bytes (the reader's view) */
+    uint64_t val;
 } fake_wr_t;
 
 static struct ibv_context fctx;
@@ -91,8 +93,13 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
     }
     for (; wr; wr = wr->next) {
         assert_true(nwrs < NWR);
-        wrs[nwrs++] = (fake_wr_t){ wr->wr_id, (int)(qp - fqp),
-                                   (wr->send_flags & IBV_SEND_SIGNALED) != 0, 0 };
+        wrs[nwrs] = (fake_wr_t){ wr->wr_id, (int)(qp - fqp),
+                                 (wr->send_flags & IBV_SEND_SIGNALED) != 0, 0, 0, 0 };
+        if (wr->opcode == IBV_WR_RDMA_WRITE && wr->num_sge == 1 && wr->sg_list[0].length >= 8) {
+            wrs[nwrs].raddr = wr->wr.rdma.remote_addr;
+            memcpy(&wrs[nwrs].val, (void *)(uintptr_t)wr->sg_list[0].addr, 8);
+        }
+        nwrs++;
     }
     return 0;
 }
@@ -334,6 +341,77 @@ static void test_flush_waits_for_its_put_caught_in_a_failure(void **state)
     assert_int_equal(f0.calls, 1);
     assert_int_equal(f0.status, SYMRAIL_OK);
     assert_int_equal(lane->outstanding, 0);
+}
+
+/* The owner puts data, fences (one ordered lane: no wait) and puts the
+ * flag, while its QP goes to error because its responder refused the
+ * peer's stale access.  The data put, complete at post, is flushed into
+ * the limbo; the lane is repaired (the peer executed none of it) before a
+ * progress has posted it again.  The flag must not reach the QP ahead of
+ * the data: the reader, seeing the flag, must see the data. */
+static void test_flag_after_fence_waits_for_the_replayed_put(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    uint64_t data = 42, flag = 1;
+    assert_int_equal(sr_ib_put(ep, 0, &data, 0, 0, 8, NULL), SYMRAIL_OK);
+    int first = nwrs;  /* what the failed QP got never arrived */
+    complete_lane(0, IBV_WC_WR_FLUSH_ERR);
+    progress();
+    assert_non_null(lane->limbo_head);
+    sr_ib_lock(ctx, &lane->lock);
+    sr_ib_limbo_sort(ep, lane, 1, lane->limbo_head->psn);
+    lane->down = 0;
+    lane->state = SR_IB_LANE_UP;
+    sr_ib_unlock(ctx, &lane->lock);
+    /* The fence pins the lane: the core retries on it. */
+    symrail_status_t st;
+    for (int tries = 0; (st = sr_ib_put(ep, 0, &flag, 0, 64, 8, NULL)) == SYMRAIL_ERR_AGAIN &&
+                        tries < 10; tries++)
+        progress();
+    assert_int_equal(st, SYMRAIL_OK);
+    progress();
+    assert_null(lane->limbo_head);
+    /* The reader: lane 0's new QP executes its writes in the order it got them. */
+    uint64_t mem[16] = { 0 };
+    int saw_flag = 0;
+    for (int i = first; i < nwrs; i++) {
+        if (wrs[i].qp != 0 || wrs[i].raddr < FAKE_RADDR ||
+            wrs[i].raddr >= FAKE_RADDR + sizeof(mem))
+            continue;
+        mem[(wrs[i].raddr - FAKE_RADDR) / 8] = wrs[i].val;
+        if (mem[8] == flag) {
+            assert_int_equal(mem[0], data);
+            saw_flag = 1;
+        }
+    }
+    assert_true(saw_flag);
+}
+
+/* A limbo whose PSN never comes: it waits while ctx->limbo_ns (half of
+ * SYMRAIL_OP_TIMEOUT) has not passed, 0 being no limit; then its put
+ * goes out on another lane, as when the PSN is unknown. */
+static void test_limbo_waits_for_the_op_timeout(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    put8(0, 0);
+    complete_lane(0, IBV_WC_WR_FLUSH_ERR);
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 0;
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 60ull * 1000 * 1000 * 1000;
+    progress();
+    assert_non_null(lane->limbo_head);
+    ctx->limbo_ns = 1;
+    uint64_t posted = ep->lanes[1].sq_posted + ep->lanes[2].sq_posted;
+    progress();
+    assert_null(lane->limbo_head);
+    progress();
+    assert_null(ep->replay_head);
+    assert_int_equal(ep->lanes[1].sq_posted + ep->lanes[2].sq_posted, posted + 1);
 }
 
 /* Atomics flushed the same way: one the peer executed and whose result is
@@ -588,6 +666,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_waits_for_its_put_caught_in_a_failure, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_flag_after_fence_waits_for_the_replayed_put, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_limbo_waits_for_the_op_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomics_caught_in_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),

@@ -200,18 +200,6 @@ typedef struct {
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
 } sr_ib_lane_t;
 
-/* Internal notify messages: flagged in the length word, never shown to users. */
-#define SR_IB_MSG_INTERNAL 0x80000000u
-enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
-       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */,
-       SR_IB_CTL_PSN = 0x200 /* flag: psn is the old QP's receive PSN */ };
-typedef struct {
-    uint32_t op;
-    uint32_t lane;
-    uint32_t qpn;
-    uint32_t psn;
-} sr_ib_ctl_t;
-
 /* One outstanding data work request; its address is the wr_id. */
 enum { SR_IB_OP_DATA = 0, SR_IB_OP_COVER };
 typedef struct sr_ib_op {
@@ -358,6 +346,7 @@ struct sr_tl_ctx {
     int             held;          /* some endpoint holds WRs */
     int             replays;       /* some endpoint has puts to post again */
     uint64_t        hb_ns;         /* heartbeat interval; 0: none */
+    uint64_t        limbo_ns;      /* how long a limbo waits for its PSN; 0: no limit */
 
     /* Notify channel, shared with the progress thread. */
     pthread_mutex_t nlock;
@@ -572,19 +561,15 @@ void sr_ib_ep_post_end(sr_tl_ep_t *ep);
 void sr_ib_post_held(sr_tl_ctx_t *ctx);
 /* Lane lock held. */
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
-void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
-void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
 /* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 
 /* comp.c; complete_locked: lane lock held, and flock when wc failed. */
 void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done);
 int sr_ib_poll(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
-void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 
-/* flush.c; replayed: flock and the lane's lock held. */
+/* flush.c */
 symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
-void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig);
 int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 
 /* notify.c */
@@ -600,25 +585,9 @@ symrail_status_t sr_ib_send_msg(sr_tl_ep_t *ep, uint32_t tag, const void *payloa
 symrail_status_t sr_ib_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload,
                               size_t len);
 
-/* repair.c */
-void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
-void sr_ib_repair(sr_tl_ctx_t *ctx);
-void sr_ib_lane_report(sr_tl_ctx_t *ctx);
-void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
-/* WRs that a failure flushed ("Work caught in a failure" there).
- * lane_connected: its QP is connected (lane lock held); limbo_add: 1 when
- * op (a flushed WR) waits there (lane lock and flock held); limbo_sort:
- * the peer's old receive PSN, when known, decides (lane lock held);
- * limbo_run: from progress (flock held), 1 while some wait; limbo_holds:
- * a put completed at post of one of `lanes` waits there (flock held). */
-int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes);
-void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra);
-int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op);
-void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t psn);
-int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done);
-
 extern const sr_tl_ops_t sr_tl_verbs_ops;
 
 #include "tl/verbs/seg.h"
+#include "tl/verbs/repair.h"
 
 #endif

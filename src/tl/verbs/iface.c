@@ -55,6 +55,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->hb_ns = params->env->heartbeat * 1000000ull;
     if (params->env->op_timeout && params->env->op_timeout * 1000000ull / 4 < ctx->hb_ns)
         ctx->hb_ns = params->env->op_timeout * 1000000ull / 4;
+    ctx->limbo_ns = params->env->op_timeout * 1000000ull / 2;
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);

@@ -323,12 +323,11 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
  * order.  A put that completed at post keeps the flushes of its lane
  * waiting meanwhile.  Without the PSN (the query failed), with a lane
  * beyond repair, a peer that stops answering (a retry-exceeded error: the
- * flush may be all we ever hear) or no answer in SR_IB_LIMBO_NS, all fails
+ * flush may be all we ever hear) or no answer in half of SYMRAIL_OP_TIMEOUT
+ * (ctx->limbo_ns: the fallback is then done before the core gives up), all fails
  * as it did before: puts completed at post go out on another lane
  * (flush.c), the others end with an error (the core retries puts and gets).
  */
-#define SR_IB_LIMBO_NS (10ull * 1000 * 1000 * 1000)
-
 enum { SR_IB_FATE_UNKNOWN = 0, SR_IB_FATE_REPLAY, SR_IB_FATE_DONE, SR_IB_FATE_LOST,
        SR_IB_FATE_FAIL };
 
@@ -433,10 +432,11 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
             sr_ib_unlock(ctx, &lane->lock);
             continue;
         }
-        int dead = lane->state == SR_IB_LANE_DEAD, late = now - lane->limbo_since > SR_IB_LIMBO_NS;
+        int dead = lane->state == SR_IB_LANE_DEAD;
+        int late = ctx->limbo_ns && now - lane->limbo_since > ctx->limbo_ns;
         int blocked = 0;  /* what goes again goes in order */
         uint32_t orig = 0;
-        sr_ib_op_t **pp = &lane->limbo_head, *op, *last = NULL;
+        sr_ib_op_t **pp = &lane->limbo_head, *op, *last = NULL, *after = NULL;
         while ((op = *pp) != NULL) {
             int fate = op->fate;
             if (dead || (late && fate == SR_IB_FATE_UNKNOWN))
@@ -451,7 +451,7 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
             *pp = op->next;
             if (fate == SR_IB_FATE_REPLAY) {
                 orig |= 1u << op->orig;
-                sr_ib_replay_same(ep, lane, op);
+                sr_ib_replay_same(ep, lane, op, &after);
                 replayed++;
                 continue;
             }

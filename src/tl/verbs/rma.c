@@ -184,14 +184,21 @@ void sr_ib_replay_wr(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
 }
 
 /* A WR its QP's failure caught and that must go again (repair.c): on its
- * lane, repaired (lock held, room checked), as it was, behind the others
- * of its lane caught with it; held until the caller posts the lane. */
-void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
+ * lane, repaired, as it was, behind the others of its lane caught with it
+ * and ahead of what the lane held since (newer, whatever posted it); held
+ * until the caller posts the lane. */
+void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op,
+                       sr_ib_op_t **after_p)
 {
     op->kind = SR_IB_OP_DATA;
     op->must_sig = 1;  /* rare: a completion of its own, for the flushes that wait */
     sr_ib_take(ep->ctx, lane, op);
-    sr_ib_hold(lane, op);
+    sr_ib_op_t **pp = *after_p ? &(*after_p)->next : &lane->hold_head;
+    op->next = *pp;
+    SR_IB_STORE(*pp, op);
+    if (op->next == NULL)
+        lane->hold_tail = op;
+    *after_p = op;
 }
 
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
@@ -227,8 +234,9 @@ static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, in
             return st;
     }
     /* Nothing was posted: safe to take elsewhere, or here once repaired. */
-    if (sr_unlikely(lane->down))
-        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
+    symrail_status_t open = sr_ib_lane_open(lane);
+    if (sr_unlikely(open != SYMRAIL_OK))
+        return open;
     if (!sr_ib_room(ep, lane))
         return SYMRAIL_ERR_AGAIN;
     sr_ib_op_t *op = sr_ib_op_get(ctx, lane);
@@ -367,8 +375,9 @@ static symrail_status_t sr_ib_atomic_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, 
                                        roff & ~(uint64_t)7, &raddr, &rkey);
     if (sr_unlikely(st != SYMRAIL_OK))
         return st;
-    if (sr_unlikely(lane->down))
-        return lane->state == SR_IB_LANE_DEAD ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_ERR_AGAIN;
+    st = sr_ib_lane_open(lane);
+    if (sr_unlikely(st != SYMRAIL_OK))
+        return st;
     if ((unsigned)op_kind >= SR_TL_AMO_NKINDS)
         return SYMRAIL_ERR_UNSUPPORTED;
     if (!sr_ib_room(ep, lane))
