@@ -24,7 +24,7 @@
 
 #define BLOCK 8192
 #define NTASKS 256
-#define BIG 64      /* tasks of the batch that free_at_done's owner waits on */
+#define SMALL 48    /* free_at_done: tasks of the batch freed (6 windows of 64K) */
 
 typedef struct {
     size_t        len;
@@ -141,9 +141,12 @@ typedef struct {
 static void *freer(void *arg)
 {
     freer_t *f = arg;
-    do
-        f->st = symrail_batch_status(f->b, SYMRAIL_BATCH_ALL, &f->state, NULL);
-    while (f->state == SYMRAIL_TASK_PENDING && f->st == SYMRAIL_OK);
+    /* Polls that leave the owner's progress most of the pumping, so that
+     * the batch mostly ends there, in the other thread. */
+    const struct timespec pause = { 0, 20000 };
+    while ((f->st = symrail_batch_status(f->b, SYMRAIL_BATCH_ALL, &f->state, NULL)) ==
+               SYMRAIL_OK && f->state == SYMRAIL_TASK_PENDING)
+        nanosleep(&pause, NULL);
     f->freed = symrail_batch_free(f->b);
     return NULL;
 }
@@ -166,7 +169,7 @@ static symrail_batch_t blocks_batch(symrail_rseg_t r, unsigned char *src, size_t
  * by this thread's progress while it waits on `big`; the freer frees `b`. */
 static void free_round(symrail_rseg_t r, unsigned char *src, int round)
 {
-    symrail_batch_t b = blocks_batch(r, src, 8), big = blocks_batch(r, src, BIG);
+    symrail_batch_t b = blocks_batch(r, src, SMALL), big = blocks_batch(r, src, NTASKS);
     T_CHECK(symrail_batch_submit(b));
     T_CHECK(symrail_batch_submit(big));
     freer_t f = { b, SYMRAIL_OK, SYMRAIL_OK, SYMRAIL_TASK_PENDING };
@@ -183,7 +186,7 @@ static void free_round(symrail_rseg_t r, unsigned char *src, int round)
 static int free_at_done(board_t *board)
 {
     int rounds = (int)t_env("T_BATCH_FREE_ROUNDS", 200);
-    size_t len = (size_t)BIG * BLOCK;
+    size_t len = (size_t)NTASKS * BLOCK;
     unsigned char *pool = calloc(1, len), *src = malloc(len);
     T_ASSERT(pool && src, "memory");
     symrail_seg_t seg = NULL;
