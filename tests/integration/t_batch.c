@@ -16,6 +16,7 @@
  *    report it otherwise).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -141,12 +142,12 @@ typedef struct {
 static void *freer(void *arg)
 {
     freer_t *f = arg;
-    /* Polls that leave the owner's progress most of the pumping, so that
-     * the batch mostly ends there, in the other thread. */
-    const struct timespec pause = { 0, 20000 };
+    /* Polls that yield leave the owner's progress much of the pumping:
+     * the batch often ends there, in the other thread (over TCP: shared
+     * memory ends it within its submit). */
     while ((f->st = symrail_batch_status(f->b, SYMRAIL_BATCH_ALL, &f->state, NULL)) ==
                SYMRAIL_OK && f->state == SYMRAIL_TASK_PENDING)
-        nanosleep(&pause, NULL);
+        sched_yield();
     f->freed = symrail_batch_free(f->b);
     return NULL;
 }
