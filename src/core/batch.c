@@ -182,8 +182,11 @@ static void sr_batch_post_more(struct symrail_batch *b)
     sr_ctx_leave(b->ctx);
 }
 
-/* Every task ended: complete them at their targets, then notify. */
-static int sr_batch_end(struct symrail_batch *b)
+/* Every task ended: complete them at their targets, then notify.  Once it
+ * returns 1 the batch is another thread's to free: DONE is its last access,
+ * and the caller's claim on `pumping` stays (sr_batch_clear lets it go), so
+ * that no pump enters between the unlink and DONE. */
+static int sr_batch_end(struct symrail_batch *b, symrail_status_t *err_p)
 {
     if (b->state == SR_BATCH_RUNNING) {
         symrail_status_t st = sr_ctx_quiet(b->ctx);
@@ -213,21 +216,18 @@ static int sr_batch_end(struct symrail_batch *b)
         b->notify_pe = -1;
     }
     sr_batch_unhold_locals(b);
-    /* Another thread that sees it done reads first_err and the tasks. */
-    __atomic_store_n(&b->state, SR_BATCH_DONE, __ATOMIC_RELEASE);
     sr_batch_unlink(b);
+    *err_p = b->first_err;
+    /* Another thread that sees it done reads first_err and the tasks, and
+     * may free it at once. */
+    __atomic_store_n(&b->state, SR_BATCH_DONE, __ATOMIC_RELEASE);
     return 1;
 }
 
-int sr_batch_pump(struct symrail_batch *b)
+/* The pump, by the thread that claimed `pumping`: 1 if the batch ended
+ * here (then *err_p is its status and b is not touched again). */
+static int sr_batch_pump_claimed(struct symrail_batch *b, symrail_status_t *err_p)
 {
-    sr_batch_state_t state = sr_batch_state(b);
-    if (state == SR_BATCH_DONE || state == SR_BATCH_OPEN)
-        return 1;
-    /* One pump at a time: the owner's progress and a wait of another
-     * thread may both come here. */
-    if (__atomic_exchange_n(&b->pumping, 1, __ATOMIC_ACQUIRE))
-        return 0;
     sr_progress(b->ctx);
     if (b->next < b->n && b->canceled) {
         for (; b->next < b->n; b->next++)
@@ -235,9 +235,30 @@ int sr_batch_pump(struct symrail_batch *b)
     }
     if (b->next < b->n)
         sr_batch_post_more(b);
-    int done = b->ended == b->n && sr_batch_end(b);
+    if (b->ended == b->n && sr_batch_end(b, err_p))
+        return 1;
     __atomic_store_n(&b->pumping, 0, __ATOMIC_RELEASE);
-    return done;
+    return 0;
+}
+
+static int sr_batch_pump_err(struct symrail_batch *b, symrail_status_t *err_p)
+{
+    sr_batch_state_t state = sr_batch_state(b);
+    if (state == SR_BATCH_DONE || state == SR_BATCH_OPEN) {
+        *err_p = b->first_err;
+        return 1;
+    }
+    /* One pump at a time: the owner's progress and a wait of another
+     * thread may both come here. */
+    if (__atomic_exchange_n(&b->pumping, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    return sr_batch_pump_claimed(b, err_p);
+}
+
+int sr_batch_pump(struct symrail_batch *b)
+{
+    symrail_status_t err;
+    return sr_batch_pump_err(b, &err);
 }
 
 void sr_batch_progress(void)
@@ -246,13 +267,18 @@ void sr_batch_progress(void)
         return;
     pthread_t me = pthread_self();
     struct symrail_batch *mine = NULL;
+    /* Claimed under the lock: a batch on the list has not ended, and, once
+     * claimed, ends (and may be freed) only in this pump. */
     for (struct symrail_batch *b = sr_batch_active; b && !mine; b = b->next_active)
-        if (pthread_equal(b->owner, me) && !__atomic_load_n(&b->pumping, __ATOMIC_RELAXED))
+        if (pthread_equal(b->owner, me) && !__atomic_load_n(&b->pumping, __ATOMIC_RELAXED) &&
+            !__atomic_exchange_n(&b->pumping, 1, __ATOMIC_ACQUIRE))
             mine = b;
     pthread_mutex_unlock(&sr_batch_lock);
     /* One a call keeps this cheap; the others get their turn in the next. */
-    if (mine)
-        sr_batch_pump(mine);
+    if (mine) {
+        symrail_status_t err;
+        sr_batch_pump_claimed(mine, &err);
+    }
 }
 
 symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
@@ -285,9 +311,15 @@ symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
     return SYMRAIL_OK;
 }
 
+typedef struct {
+    struct symrail_batch *b;
+    symrail_status_t      err;
+} sr_batch_waiting_t;
+
 static int sr_batch_over(void *arg)
 {
-    return sr_batch_pump(arg);
+    sr_batch_waiting_t *w = arg;
+    return sr_batch_pump_err(w->b, &w->err);
 }
 
 symrail_status_t sr_batch_wait(struct symrail_batch *b, int timeout_ms)
@@ -297,18 +329,21 @@ symrail_status_t sr_batch_wait(struct symrail_batch *b, int timeout_ms)
     pthread_mutex_lock(&sr_batch_lock);
     b->owner = pthread_self();
     pthread_mutex_unlock(&sr_batch_lock);
-    if (!sr_batch_pump(b)) {
+    /* The status from the pump: a batch that ended there may be freed by
+     * another thread before this one looks at it again. */
+    sr_batch_waiting_t w = { b, SYMRAIL_OK };
+    if (!sr_batch_over(&w)) {
         if (timeout_ms == 0)
             return SYMRAIL_ERR_TIMEOUT;
         /* -1: no limit but the peers' liveness, which ends any wait.  The
          * batch's context is progressed by the pump alone. */
         uint64_t ms = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms;
-        symrail_status_t st = sr_wait(NULL, sr_batch_over, b, SR_WAIT_USER_TIMEOUT, ms,
+        symrail_status_t st = sr_wait(NULL, sr_batch_over, &w, SR_WAIT_USER_TIMEOUT, ms,
                                       "batch_wait");
         if (st != SYMRAIL_OK)
             return st;
     }
-    return b->first_err;
+    return w.err;
 }
 
 symrail_status_t sr_batch_cancel(struct symrail_batch *b)
@@ -338,6 +373,7 @@ void sr_batch_clear(struct symrail_batch *b)
     b->first_err = SYMRAIL_OK;
     b->state = SR_BATCH_OPEN;
     b->canceled = 0;
+    b->pumping = 0;  /* the claim its ending pump kept */
 }
 
 void sr_batch_delete(struct symrail_batch *b)

@@ -29,12 +29,15 @@ for tl in shm tcp; do
             env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n "$n" --timeout 300 "$T/t_threads" destroy
     done
 done
-# A small window keeps the batch in flight across many pumps of both threads.
+# A small window keeps the batch in flight across many pumps of both threads;
+# then a thread frees a batch that its owner's progress pumps.
 for tl in shm tcp; do
     run_case "$tl: one batch pumped by two threads at once (-n 2)" 0 \
         '^ok: batch: [0-9]+ rounds of [0-9]+ tasks pumped by two threads' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_SLICE_SIZE=4K SYMRAIL_BATCH_WINDOW=64K \
         "$SYMRUN" -n 2 --timeout 300 "$T/t_batch" threads
+    count_case "$tl: a batch freed by another thread the moment it is done (-n 2)" 1 \
+        '^ok: batch: [0-9]+ rounds of a batch freed by another thread'
 done
 # Shared memory completes every operation within its call: only a network
 # transport can leave one outstanding.

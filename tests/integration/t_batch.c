@@ -8,9 +8,15 @@
  *  - "threads" (SYMRAIL_THREAD_MULTIPLE): one batch pumped by two threads at
  *    once, one in batch_wait, the other in batch_status (the whole batch
  *    and single tasks), round after round: every task done, the bytes of
- *    each counted once, exactly one notification per round.
+ *    each counted once, exactly one notification per round; then rounds
+ *    in which the submitting thread pumps the batch only from its progress
+ *    (it waits on a second batch) while another thread polls the first and
+ *    frees it the moment it sees it done: the pump must be out of it by
+ *    then (ThreadSanitizer, which `make check-tsan` runs, or AddressSanitizer
+ *    report it otherwise).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +25,7 @@
 
 #define BLOCK 8192
 #define NTASKS 256
+#define SMALL 48    /* free_at_done: tasks of the batch freed (6 windows of 64K) */
 
 typedef struct {
     size_t        len;
@@ -126,6 +133,88 @@ static void *poller(void *arg)
     return NULL;
 }
 
+typedef struct {
+    symrail_batch_t  b;
+    symrail_status_t st, freed;
+    symrail_task_state_t state;
+} freer_t;
+
+static void *freer(void *arg)
+{
+    freer_t *f = arg;
+    /* Polls that yield leave the owner's progress much of the pumping:
+     * the batch often ends there, in the other thread (over TCP: shared
+     * memory ends it within its submit). */
+    while ((f->st = symrail_batch_status(f->b, SYMRAIL_BATCH_ALL, &f->state, NULL)) ==
+               SYMRAIL_OK && f->state == SYMRAIL_TASK_PENDING)
+        sched_yield();
+    f->freed = symrail_batch_free(f->b);
+    return NULL;
+}
+
+/* Writes the first `ntasks` blocks of src to the segment; every other block
+ * reversed: no two tasks coalesce. */
+static symrail_batch_t blocks_batch(symrail_rseg_t r, unsigned char *src, size_t ntasks)
+{
+    symrail_batch_t b;
+    T_CHECK(symrail_batch_create(ntasks, &b));
+    for (size_t i = 0; i < ntasks; i++) {
+        size_t at = i % 2 ? ntasks - i : i;
+        T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, src + at * BLOCK, r, at * BLOCK, BLOCK,
+                                  NULL));
+    }
+    return b;
+}
+
+/* PE 0's side of a round of free_at_done: batch `b` (few tasks) is pumped
+ * by this thread's progress while it waits on `big`; the freer frees `b`. */
+static void free_round(symrail_rseg_t r, unsigned char *src, int round)
+{
+    symrail_batch_t b = blocks_batch(r, src, SMALL), big = blocks_batch(r, src, NTASKS);
+    T_CHECK(symrail_batch_submit(b));
+    T_CHECK(symrail_batch_submit(big));
+    freer_t f = { b, SYMRAIL_OK, SYMRAIL_OK, SYMRAIL_TASK_PENDING };
+    pthread_t tf;
+    T_ASSERT(pthread_create(&tf, NULL, freer, &f) == 0, "pthread_create");
+    T_CHECK(symrail_batch_wait(big, -1));
+    pthread_join(tf, NULL);
+    T_ASSERT(f.st == SYMRAIL_OK && f.state == SYMRAIL_TASK_DONE && f.freed == SYMRAIL_OK,
+             "round %d: the batch freed at its end: status %d, state %d, free %d (%s)", round,
+             (int)f.st, (int)f.state, (int)f.freed, symrail_strerror(f.freed));
+    T_CHECK(symrail_batch_free(big));
+}
+
+static int free_at_done(board_t *board)
+{
+    int rounds = (int)t_env("T_BATCH_FREE_ROUNDS", 200);
+    size_t len = (size_t)NTASKS * BLOCK;
+    unsigned char *pool = calloc(1, len), *src = malloc(len);
+    T_ASSERT(pool && src, "memory");
+    symrail_seg_t seg = NULL;
+    symrail_rseg_t r = share(board, pool, len, &seg);
+    for (int round = 0; round < rounds; round++) {
+        if (symrail_my_pe() == 0) {
+            t_fill(src, len, 0, (unsigned)round);
+            free_round(r, src, round);
+        }
+        T_CHECK(symrail_barrier_all());
+        if (symrail_my_pe() == 1)
+            T_ASSERT(t_verify(pool, len, 0, (unsigned)round) == SIZE_MAX,
+                     "round %d: the data did not all land", round);
+        T_CHECK(symrail_barrier_all());
+    }
+    if (symrail_my_pe() == 1) {
+        T_CHECK(symrail_seg_deregister(seg));
+    } else {
+        T_CHECK(symrail_rseg_release(r));
+        printf("ok: batch: %d rounds of a batch freed by another thread the moment it is "
+               "done, while its owner's progress pumps it\n", rounds);
+    }
+    free(pool);
+    free(src);
+    return 0;
+}
+
 static int two_pumps(board_t *board)
 {
     int rounds = (int)t_env("T_BATCH_ROUNDS", 20);
@@ -138,14 +227,7 @@ static int two_pumps(board_t *board)
     for (int round = 0; round < rounds; round++) {
         if (symrail_my_pe() == 0) {
             t_fill(src, len, 0, (unsigned)round);
-            symrail_batch_t b;
-            T_CHECK(symrail_batch_create(NTASKS, &b));
-            /* Every other block reversed: no two tasks coalesce. */
-            for (size_t i = 0; i < NTASKS; i++) {
-                size_t at = i % 2 ? NTASKS - i : i;
-                T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, src + at * BLOCK, r, at * BLOCK,
-                                          BLOCK, NULL));
-            }
+            symrail_batch_t b = blocks_batch(r, src, NTASKS);
             T_CHECK(symrail_batch_submit_notify(b, 1, 40 + (uint32_t)round, &round,
                                                 sizeof(round)));
             pumper_t pw = { b, SYMRAIL_OK, 0 }, pp = { b, SYMRAIL_OK, 0 };
@@ -209,8 +291,10 @@ int main(int argc, char **argv)
     }
     board_t *board = symrail_malloc(sizeof(*board));
     T_ASSERT(board != NULL, "memory");
-    if (threads)
+    if (threads) {
         two_pumps(board);
+        free_at_done(board);
+    }
     else if (strcmp(mode, "notify-timeout") == 0)
         notify_timeout(board);
     else
