@@ -49,6 +49,13 @@ void sr_peer_setup(int pe, const sr_tl_slot_t *slot, sr_tl_ep_t *ep);
  * the job did not start it. */
 sr_tl_slot_t *sr_ep_tcp(const char *fn);
 sr_tl_slot_t *sr_ep_shm(void);
+sr_tl_slot_t *sr_ep_verbs(void);
+/* Verbs for connected peer pe (tl.h, peer_handshake): connect with the
+ * peer's blob (none: the connector's offer), and where out is given, this
+ * end's blob for the peer into out (at most *out_len_p bytes). */
+symrail_status_t sr_ep_verbs_offer(sr_tl_slot_t *vs, int pe, const sr_tl_peer_addr_t *pa,
+                                   const void *blob, size_t blen, sr_tl_ep_t **ep_p,
+                                   void *out, size_t *out_len_p);
 void sr_ep_tl_reset(void);
 /* Connects number pe over shared memory too where it reaches the peer: what
  * carries its segments, in words for the log. */

@@ -2,7 +2,10 @@
  * Independent jobs (endpoint.h): which transports carry a connected peer.
  * TCP always carries its JOIN, its notifications and the news that it
  * left; shared memory its segments and batches where both ends are on one
- * host and the transport reaches the peer's process.
+ * host and the transport reaches the peer's process; otherwise verbs where
+ * both ends run it and their rails reach each other (a handshake both
+ * ways: the connector's QPs travel in the JOIN, the acceptor's in its
+ * ACK, endpoint.c).
  */
 #include "config.h"
 #include "core/endpoint.h"
@@ -12,11 +15,12 @@
 
 #include <string.h>
 
-static int sr_ep_shm_tried;
+static int sr_ep_shm_tried, sr_ep_verbs_tried;
 
 void sr_ep_tl_reset(void)
 {
     sr_ep_shm_tried = 0;
+    sr_ep_verbs_tried = 0;
 }
 
 /* The TCP transport's slot, started now if the job did not start it;
@@ -46,28 +50,63 @@ sr_tl_slot_t *sr_ep_tcp(const char *fn)
     return slot;
 }
 
-/* The shared-memory transport for connected peers on this host, started
- * now if SYMRAIL_TRANSPORTS names it and the job did not start it (once);
- * NULL where there is none.  sr_ep_lock held. */
-sr_tl_slot_t *sr_ep_shm(void)
+/* The transport `name` for connected peers, started now if
+ * SYMRAIL_TRANSPORTS names it and the job did not start it (once per
+ * *tried); NULL where there is none.  sr_ep_lock held. */
+static sr_tl_slot_t *sr_ep_extra(const char *name, int *tried, const char *what)
 {
     int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
-        if (sr_rt.tls[i].attr.host_peers)
+        if (strcmp(sr_rt.tls[i].ops->name, name) == 0)
             return &sr_rt.tls[i];
-    const sr_tl_ops_t *ops = sr_tl_by_name("shm");
-    if (sr_ep_shm_tried || ops == NULL || !sr_list_has(sr_rt.env.transports, "shm"))
+    const sr_tl_ops_t *ops = sr_tl_by_name(name);
+    if (*tried || ops == NULL || !sr_list_has(sr_rt.env.transports, name))
         return NULL;
-    sr_ep_shm_tried = 1;
+    *tried = 1;
     symrail_status_t st = sr_tl_open(ops, 1);
     if (st != SYMRAIL_OK) {
-        sr_info("shared memory cannot start for connected jobs (%s): they use TCP",
+        sr_info("%s cannot start for connected jobs (%s): they use TCP", what,
                 symrail_strerror(st));
         return NULL;
     }
     sr_regions_tl_added(sr_rt.ntls - 1);
     sr_rt.sleeper = -1;
     return &sr_rt.tls[sr_rt.ntls - 1];
+}
+
+/* The shared-memory transport for connected peers on this host. */
+sr_tl_slot_t *sr_ep_shm(void)
+{
+    sr_tl_slot_t *s = sr_ep_extra("shm", &sr_ep_shm_tried, "shared memory");
+    return s && s->attr.host_peers ? s : NULL;
+}
+
+/* The verbs transport for connected peers on other hosts (or on this one
+ * where shared memory does not reach them). */
+sr_tl_slot_t *sr_ep_verbs(void)
+{
+    sr_tl_slot_t *s = sr_ep_extra("verbs", &sr_ep_verbs_tried, "verbs");
+    return s && s->attr.peer_handshake ? s : NULL;
+}
+
+symrail_status_t sr_ep_verbs_offer(sr_tl_slot_t *vs, int pe, const sr_tl_peer_addr_t *pa,
+                                   const void *blob, size_t blen, sr_tl_ep_t **ep_p,
+                                   void *out, size_t *out_len_p)
+{
+    char tmp[sizeof(*pa) + SR_TL_PEER_ADDR_MAX];
+    if (blen > SR_TL_PEER_ADDR_MAX)
+        return SYMRAIL_ERR_INVALID;
+    memcpy(tmp, pa, sizeof(*pa));
+    if (blen)
+        memcpy(tmp + sizeof(*pa), blob, blen);
+    symrail_status_t st = vs->ops->connect(vs->tl, pe, tmp, sizeof(*pa) + blen, ep_p);
+    explicit_bzero(tmp, sizeof(tmp));
+    if (st == SYMRAIL_OK && out != NULL) {
+        st = vs->ops->ep_addr_pack(*ep_p, out, out_len_p);
+        if (st != SYMRAIL_OK)
+            vs->ops->disconnect(*ep_p);
+    }
+    return st;
 }
 
 const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
