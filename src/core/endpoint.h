@@ -6,10 +6,10 @@
  * that have room for SYMRAIL_CONNECT_MAX of them from init on; notifications,
  * segments and batches take it where they take a PE; the symmetric heap,
  * atomics, collectives and OpenSHMEM do not (the peer has no part in this
- * job's heap).  It is reached over TCP, and on one host over shared memory
- * for segments and batches (endpoint.c says when); verbs between jobs is not
- * done yet.  The TCP transport starts when the first export or connect
- * needs it, where the job did not start it.
+ * job's heap).  It is reached over TCP, and for segments and batches over
+ * shared memory on one host or over verbs where both ends run it
+ * (endpoint.c says when).  The TCP transport starts when the first export
+ * or connect needs it, where the job did not start it.
  *
  * Both ends have a number for each other: the connector's connect() dials
  * the exporter's TCP addresses and sends a JOIN message (reserved tag) with

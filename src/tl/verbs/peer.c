@@ -55,6 +55,8 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
     ep->conn = 1;
     ep->first = first;
     ep->nlanes = n;
+    for (int r = 0; r < SR_IB_MAX_RAILS; r++)
+        ep->peer_rail[r] = -1;
     for (int l = 0; l < n; l++) {
         sr_ib_lane_t *lane = &ep->lanes[l];
         pthread_mutex_init(&lane->lock, NULL);
