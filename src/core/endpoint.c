@@ -374,6 +374,8 @@ static symrail_status_t sr_ep_await_ack(const char *fn, int pe, uint32_t conn_id
             /* Nothing went over the data path yet: it changes hands whole. */
             peer->msg_ops = peer->ops;
             peer->msg_ep = peer->ep;
+            /* The generations of TCP's lanes say nothing of these. */
+            memset(peer->lane_gen, 0, sizeof(peer->lane_gen));
             sr_peer_setup(pe, vs, vep);
             how = "verbs (segments, batches), TCP (notifications)";
             vep = NULL;

@@ -12,7 +12,8 @@
 # (SYMRAIL_LOG=info) must say that the expected one was taken, at both ends.
 # In the Soft-RoCE guest (tests/rxe/verbs_suite.sh, T_JOBS_MODES=verbs) the
 # jobs run verbs without shared memory: segments and batches go over RDMA,
-# the messages over TCP.
+# the messages over TCP (the bytes the rails carried are checked too); and
+# with an exporter on verbs and connectors on TCP only, everything is TCP.
 # Pools are malloc'd (cross-memory attach) or, with T_JOBS_ALLOC=1, from
 # symrail_seg_alloc (mapped).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -61,6 +62,7 @@ jobs_case() {
     [ "$mode" != tcp ] || atl=tcp
     [ "$mode" = shm ] || ctl=tcp want=tcp
     [ "$mode" != verbs ] || atl=verbs ctl=verbs want=verbs
+    [ "$mode" != verbs-tcp ] || atl=verbs ctl=tcp want=tcp
     export SYMRAIL_LOG=info T_JOBS_ALLOC="${6:-0}"
 
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
@@ -143,6 +145,12 @@ for mode in ${T_JOBS_MODES:-shm tcp}; do
     jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1 $mode
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode 1
 done
+case " $T_JOBS_MODES " in
+*" verbs "*)
+    # The exporter runs verbs, the connectors TCP only: nobody offers verbs.
+    jobs_case "jobs: a verbs job and TCP-only jobs connect, one is killed and restarted" \
+        1 0 0 verbs-tcp ;;
+esac
 if [ -z "$T_JOBS_MODES" ]; then
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 mixed
     jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
