@@ -128,6 +128,9 @@ jobs_case() {
         echo "PASS: $name"
         cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} |
             grep '^exporter:\|^ok:\|connect took\|is reached over\|verbs carried' | sed 's/^.*info: //; s/^/    /'
+        # Between jobs a QP is not repaired: say which lanes a stale key broke.
+        cat "$d/a.out" "$d/b2.out" | grep 'lane to connected peer' |
+            sed 's/^.*warn: verbs: //; s/(QP [0-9]*) //; s/^/    /' | sort | uniq -c
         npass=$((npass + 1))
     else
         echo "FAIL: $name: $why"

@@ -298,8 +298,11 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
     if (ep->local && ep->pe != ep->ctx->params.my_pe && ep->pid > 0 && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
-    if (SR_IB_LOAD(ep->gone))
-        return SYMRAIL_ERR_PEER_GONE;
+    /* A connected peer's lanes are not repaired (peer.c): one whose lanes
+     * all broke (its withdrawn keys refused) is still there until its TCP
+     * endpoint says otherwise (disconnect). */
+    if (ep->conn)
+        return SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
     /* Lanes under repair still count: the peer may well be alive. */
     symrail_status_t st = SYMRAIL_ERR_PEER_GONE;
     for (int l = 0; l < ep->nlanes && st != SYMRAIL_OK; l++) {
