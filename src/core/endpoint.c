@@ -247,36 +247,6 @@ symrail_status_t sr_endpoint_export(void *buf, size_t *len_p)
     return st;
 }
 
-/* Verbs where shared memory does not carry pe: the connector's offer (its
- * blob into vout), or the acceptor's endpoint for the connector's blob
- * vblob (its own blob into vout; none: *vout_len_p 0, and TCP). */
-static const char *sr_ep_dial_verbs(int pe, int accepting, const sr_ep_hdr_t *h,
-                                    const sr_tl_peer_addr_t *pa, const void *vblob,
-                                    sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p, void *vout,
-                                    size_t *vout_len_p)
-{
-    size_t cap = *vout_len_p;
-    *vout_len_p = 0;
-    sr_tl_slot_t *vs = accepting ? (h->vlen ? sr_ep_verbs() : NULL)
-                                 : (h->flags & SR_EP_F_VERBS ? sr_ep_verbs() : NULL);
-    if (vs == NULL)
-        return NULL;
-    sr_tl_ep_t *vep = NULL;
-    size_t vlen = cap;
-    symrail_status_t st = sr_ep_verbs_offer(vs, pe, pa, vblob, accepting ? h->vlen : 0, &vep,
-                                            vout, &vlen);
-    if (st != SYMRAIL_OK)
-        return "TCP (verbs does not reach it)";
-    *vout_len_p = vlen;
-    if (!accepting) {
-        sr_ep_of(pe)->offer = vep;
-        return NULL;  /* logged once it answered */
-    }
-    *slot_p = vs;
-    *ep_p = vep;
-    return "verbs (segments, batches), TCP (notifications)";
-}
-
 /* Connects number pe over slot to the peer `h` describes (address at addr);
  * verbs as sr_ep_dial_verbs says. */
 static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t *h,
@@ -308,8 +278,11 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
     const char *how = sr_ep_dial_shm(pe, h->host == sr_ep_host, h->flags & SR_EP_F_SHM, &pa,
                                      &ha, &data, &dep);
     const char *vhow = NULL;
+    sr_ep_peer_t *p = sr_ep_of(pe);
     if (data == slot)
-        vhow = sr_ep_dial_verbs(pe, accepting, h, &pa, vblob, &data, &dep, vout, vout_len_p);
+        vhow = sr_ep_dial_verbs(pe, accepting ? h->vlen > 0 : (h->flags & SR_EP_F_VERBS) != 0,
+                                &pa, vblob, accepting ? h->vlen : 0, &data, &dep,
+                                accepting ? NULL : &p->offer, vout, vout_len_p);
     else
         *vout_len_p = 0;
     if (vhow)
@@ -319,7 +292,6 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
         peer->msg_ops = slot->ops;
         peer->msg_ep = ep;
     }
-    sr_ep_peer_t *p = sr_ep_of(pe);
     if (!accepting && p->offer)
         sr_info("PE %d of job %016llx (pid %d), peer %d here, is offered verbs for segments",
                 h->pe, (unsigned long long)h->job, h->pid, pe);
@@ -349,7 +321,6 @@ static int sr_ep_acked(void *arg)
 static symrail_status_t sr_ep_await_ack(const char *fn, int pe, uint32_t conn_id)
 {
     sr_ep_peer_t *p = sr_ep_of(pe);
-    sr_peer_t *peer = &sr_rt.peers[pe];
     symrail_status_t st = sr_wait(NULL, sr_ep_acked, (void *)(intptr_t)pe, SR_WAIT_REMOTE,
                                   sr_rt.env.op_timeout, fn);
     pthread_mutex_lock(&sr_ep_lock);
@@ -364,27 +335,14 @@ static symrail_status_t sr_ep_await_ack(const char *fn, int pe, uint32_t conn_id
         sr_error("%s: peer %d answered for another connection", fn, pe);
         st = SYMRAIL_ERR_INVALID;
     }
-    sr_tl_slot_t *vs = sr_ep_verbs();
-    sr_tl_ep_t *vep = p->offer;
-    const char *how = "TCP (the acceptor takes no verbs from it)";
-    if (st == SYMRAIL_OK && h.vlen > 0 && vs != NULL) {
+    const char *how = NULL;
+    if (st == SYMRAIL_OK) {
         sr_tl_peer_addr_t pa = { .conn_id = conn_id, .pe = (uint32_t)h.pe };
-        if (sr_ep_verbs_offer(vs, pe, &pa, (const char *)p->join + sizeof(h) + h.alen, h.vlen,
-                              &vep, NULL, NULL) == SYMRAIL_OK) {
-            /* Nothing went over the data path yet: it changes hands whole. */
-            peer->msg_ops = peer->ops;
-            peer->msg_ep = peer->ep;
-            /* The generations of TCP's lanes say nothing of these. */
-            memset(peer->lane_gen, 0, sizeof(peer->lane_gen));
-            sr_peer_setup(pe, vs, vep);
-            how = "verbs (segments, batches), TCP (notifications)";
-            vep = NULL;
-        } else {
-            how = "TCP (verbs does not reach it)";
-        }
+        how = sr_ep_verbs_take(pe, p->offer, &pa, (const char *)p->join + sizeof(h) + h.alen,
+                               h.vlen);
+    } else {
+        sr_ep_verbs_take(pe, p->offer, NULL, NULL, 0);
     }
-    if (vep != NULL && vs != NULL)
-        vs->ops->disconnect(vep);  /* the offer not taken: a tombstone */
     p->offer = NULL;
     p->want_ack = 0;
     free(p->join);

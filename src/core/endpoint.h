@@ -61,6 +61,18 @@ void sr_ep_tl_reset(void);
  * carries its segments, in words for the log. */
 const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
                            const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p);
+/* Verbs where shared memory does not carry number pe and `wanted` (the
+ * peer offered it, or runs it): the acceptor's endpoint for the connector's
+ * vblob (into *slot_p, *ep_p), or with offer_p the connector's offer (into
+ * *offer_p); this end's blob into vout (*vout_len_p: its size in, 0 out
+ * where none).  What carries the segments, in words (NULL: not decided).
+ * verbs_take: the connector's offer completed with the acceptor's answer
+ * (blen 0: none) and made pe's data path, or dropped; in words. */
+const char *sr_ep_dial_verbs(int pe, int wanted, const sr_tl_peer_addr_t *pa, const void *vblob,
+                             size_t vblen, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p,
+                             sr_tl_ep_t **offer_p, void *vout, size_t *vout_len_p);
+const char *sr_ep_verbs_take(int pe, sr_tl_ep_t *offer, const sr_tl_peer_addr_t *pa,
+                             const void *blob, size_t blen);
 /* Both endpoints of a connected peer: checked, disconnected. */
 symrail_status_t sr_ep_check(int pe);
 void sr_ep_close(int pe);

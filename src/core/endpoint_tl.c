@@ -109,6 +109,53 @@ symrail_status_t sr_ep_verbs_offer(sr_tl_slot_t *vs, int pe, const sr_tl_peer_ad
     return st;
 }
 
+const char *sr_ep_dial_verbs(int pe, int wanted, const sr_tl_peer_addr_t *pa, const void *vblob,
+                             size_t vblen, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p,
+                             sr_tl_ep_t **offer_p, void *vout, size_t *vout_len_p)
+{
+    size_t vlen = *vout_len_p;
+    *vout_len_p = 0;
+    sr_tl_slot_t *vs = wanted ? sr_ep_verbs() : NULL;
+    if (vs == NULL)
+        return NULL;
+    sr_tl_ep_t *vep = NULL;
+    if (sr_ep_verbs_offer(vs, pe, pa, vblob, vblen, &vep, vout, &vlen) != SYMRAIL_OK)
+        return "TCP (verbs does not reach it)";
+    *vout_len_p = vlen;
+    if (offer_p != NULL) {
+        *offer_p = vep;
+        return NULL;  /* told once the acceptor answered */
+    }
+    *slot_p = vs;
+    *ep_p = vep;
+    return "verbs (segments, batches), TCP (notifications)";
+}
+
+const char *sr_ep_verbs_take(int pe, sr_tl_ep_t *offer, const sr_tl_peer_addr_t *pa,
+                             const void *blob, size_t blen)
+{
+    sr_tl_slot_t *vs = sr_ep_verbs();
+    if (vs == NULL || offer == NULL)
+        return "TCP (no verbs here)";
+    const char *how = "TCP (the acceptor takes no verbs from it)";
+    if (blen > 0) {
+        sr_tl_ep_t *vep = NULL;
+        if (sr_ep_verbs_offer(vs, pe, pa, blob, blen, &vep, NULL, NULL) == SYMRAIL_OK) {
+            sr_peer_t *peer = &sr_rt.peers[pe];
+            /* Nothing went over the data path yet: it changes hands whole,
+             * and the generations of TCP's lanes say nothing of these. */
+            peer->msg_ops = peer->ops;
+            peer->msg_ep = peer->ep;
+            memset(peer->lane_gen, 0, sizeof(peer->lane_gen));
+            sr_peer_setup(pe, vs, vep);
+            return "verbs (segments, batches), TCP (notifications)";
+        }
+        how = "TCP (verbs does not reach it)";
+    }
+    vs->ops->disconnect(offer);  /* not taken: a tombstone */
+    return how;
+}
+
 const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
                            const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p)
 {
