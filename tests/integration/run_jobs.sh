@@ -63,23 +63,28 @@ jobs_case() {
     [ "$mode" = shm ] || ctl=tcp want=tcp
     [ "$mode" != verbs ] || atl=verbs ctl=verbs want=verbs
     [ "$mode" != verbs-tcp ] || atl=verbs ctl=tcp want=tcp
+    # Both on verbs, on rails of different subnets (rxe0, rxe1 in the guest):
+    # the acceptor's answer carries no QPs, and both ends stay on TCP.
+    aenv= cenv=
+    [ "$mode" != verbs-apart ] || atl=verbs ctl=verbs want=tcp aenv=SYMRAIL_IB_DEVICES=rxe0 \
+        cenv=SYMRAIL_IB_DEVICES=rxe1
     export SYMRAIL_LOG=info T_JOBS_ALLOC="${6:-0}"
 
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
     why=
-    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$atl T_JOBS_BYSTANDER="$by" \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$atl $aenv T_JOBS_BYSTANDER="$by" \
         "$SYMRUN" -n "$n" --timeout 120 \
         "$T/t_jobs" exporter "$d" >"$d/a.out" 2>&1 &
     apid=$!
     cpid=
     if [ "$by" = 1 ]; then
-        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv \
             "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
             >"$d/c.out" 2>&1 &
         cpid=$!
         wait_file "$d/c.seg" 60 || why="the bystander did not connect"
     fi
-    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv \
         "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
         >"$d/b1.out" 2>&1 &
     b1pid=$!
@@ -90,7 +95,7 @@ jobs_case() {
         : >"$d/killed"
         # Its messages must not mix with the bystander's at the exporter.
         [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
-        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $launch "$T/t_jobs" connector "$d" 2 \
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv $launch "$T/t_jobs" connector "$d" 2 \
             >"$d/b2.out" 2>&1
         rc2=$?
         [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
@@ -152,7 +157,9 @@ case " $T_JOBS_MODES " in
 *" verbs "*)
     # The exporter runs verbs, the connectors TCP only: nobody offers verbs.
     jobs_case "jobs: a verbs job and TCP-only jobs connect, one is killed and restarted" \
-        1 0 0 verbs-tcp ;;
+        1 0 0 verbs-tcp
+    jobs_case "jobs: verbs jobs whose rails do not reach each other connect over TCP" \
+        1 0 0 verbs-apart ;;
 esac
 if [ -z "$T_JOBS_MODES" ]; then
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 mixed
