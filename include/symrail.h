@@ -430,7 +430,8 @@ symrail_status_t symrail_stats(symrail_stats_t *stats_p);
  * (symrail_batch_submit_notify), never by symmetric-heap calls, atomics,
  * collectives or OpenSHMEM.  Connected jobs talk over TCP; on one host,
  * segments and batches go over shared memory where it reaches the other
- * process (logged at info; RDMA between jobs is not there yet).  What goes to a
+ * process, and otherwise over RDMA where both run verbs and their rails
+ * reach each other (logged at info).  What goes to a
  * peer that left (disconnect, finalize, exit, death) fails with
  * SYMRAIL_ERR_PEER_GONE; the job's own PEs and other peers are unaffected.
  * A process connects to or accepts at most SYMRAIL_CONNECT_MAX peers over
@@ -439,7 +440,10 @@ symrail_status_t symrail_stats(symrail_stats_t *stats_p);
 /* *len_p: buf's size in, the blob's out (SYMRAIL_ERR_TRUNCATED: too small). */
 symrail_status_t symrail_endpoint_export(void *buf, size_t *len_p);
 /* Connects to the process that exported `buf`; its number in *peer_p.
- * Connecting again to a process that is still connected gives its number. */
+ * Connecting again to a process that is still connected gives its number.
+ * Where both run verbs, it returns once the exporter has accepted
+ * (SYMRAIL_ERR_TIMEOUT after SYMRAIL_OP_TIMEOUT), so that both ends take
+ * RDMA, or neither. */
 symrail_status_t symrail_endpoint_connect(const void *buf, size_t len, int *peer_p);
 /* The next process that connected to this one, as *peer_p, waiting up to
  * timeout_ms (-1: forever; 0: SYMRAIL_ERR_AGAIN at once when none has).

@@ -12,8 +12,15 @@
  * on one host (host hash), both run shared memory and it reaches the peer's
  * process (the transport reads the peer's incarnation word at `probe` by
  * cross-memory attach), segments and batches go over shared memory like
- * those of a local PE, and TCP stays for the messages.  Each end chooses for
- * what it sends; the choice is logged at info level.
+ * those of a local PE, and TCP stays for the messages.  Otherwise, where
+ * both run verbs (the exporter says so in its blob) and their rails reach
+ * each other, segments and batches go over RDMA: the connector makes its
+ * QPs and sends their numbers and its rails in the JOIN (after the TCP
+ * address); the acceptor makes and connects its own and sends them back in
+ * an ACK (a message of the JOIN's tag), or an ACK without them where it
+ * cannot; connect waits for that ACK (SYMRAIL_OP_TIMEOUT at most), so that
+ * once it returns both ends take the same way.  Each end chooses shared
+ * memory for what it sends; the choice is logged at info level.
  */
 #include "config.h"
 #include "core/endpoint.h"
@@ -30,11 +37,14 @@
 #include <unistd.h>
 
 #define SR_EP_MAGIC   0x50457253u  /* "SrEP" */
-#define SR_EP_VERSION 2
+#define SR_EP_VERSION 3
 #define SR_EP_ADDR_MAX (SYMRAIL_ENDPOINT_MAX - sizeof(sr_ep_hdr_t))
+/* A JOIN or ACK: header, TCP address, verbs blob. */
+#define SR_EP_MSG_MAX (SYMRAIL_ENDPOINT_MAX + SR_TL_PEER_ADDR_MAX)
 
-enum { SR_EP_EXPORT = 1, SR_EP_JOIN = 2 };
-#define SR_EP_F_SHM 1u  /* the sender takes shared memory from connected peers */
+enum { SR_EP_EXPORT = 1, SR_EP_JOIN = 2, SR_EP_ACK = 3 };
+#define SR_EP_F_SHM   1u  /* the sender takes shared memory from connected peers */
+#define SR_EP_F_VERBS 2u  /* ... verbs */
 /* A number's state; GONE numbers keep who they were, for STALE. */
 enum { SR_EP_FREE = 0, SR_EP_JOINING, SR_EP_UP, SR_EP_GONE };
 
@@ -49,7 +59,7 @@ typedef struct {
     uint64_t host;        /* hash of the host's name, boot and PID namespace */
     uint64_t probe;       /* address of the incarnation word in the sender */
     uint32_t flags;       /* SR_EP_F_* */
-    uint32_t reserved;
+    uint32_t vlen;        /* JOIN, ACK: the verbs blob after the TCP address */
     uint8_t  secret[SR_TL_PEER_SECRET_LEN];  /* EXPORT: what a connector must know */
     uint32_t conn_id;     /* JOIN: names the pair at both ends */
     uint32_t alen;        /* the TCP address blob that follows */
@@ -62,6 +72,9 @@ typedef struct {
     uint32_t owed;        /* messages consumed before accept made the endpoint */
     void    *join;        /* JOINING: the message, until accept takes it */
     size_t   join_len;
+    int      want_ack;    /* connect waits for the acceptor's ACK ... */
+    int      acked;       /* ... which came (atomic), in join */
+    sr_tl_ep_t *offer;    /* ... to complete this verbs endpoint */
 } sr_ep_peer_t;
 
 static pthread_mutex_t sr_ep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,22 +163,25 @@ static sr_ep_peer_t *sr_ep_of(int pe)
     return &sr_ep_peers[pe - sr_rt.n_pes];
 }
 
-/* Header and TCP address of our own, as `kind`. */
-static symrail_status_t sr_ep_pack(sr_tl_slot_t *slot, int kind, uint32_t conn_id, void *buf,
-                                   size_t *len_p)
+/* Header and TCP address of our own (not in an ACK), as `kind`, then
+ * vlen bytes of vblob. */
+static symrail_status_t sr_ep_pack(sr_tl_slot_t *slot, int kind, uint32_t conn_id,
+                                   const void *vblob, size_t vlen, void *buf, size_t *len_p)
 {
     sr_ep_hdr_t h = {
         .magic = SR_EP_MAGIC, .version = SR_EP_VERSION, .kind = (uint16_t)kind,
         .job = sr_job_hash(), .pe = sr_rt.my_pe, .pid = (int32_t)getpid(),
         .incarnation = sr_ep_incarnation, .host = sr_ep_host, .conn_id = conn_id,
         .probe = (uint64_t)(uintptr_t)&sr_ep_incarnation,
-        .flags = sr_ep_shm() ? SR_EP_F_SHM : 0,
+        .flags = (sr_ep_shm() ? SR_EP_F_SHM : 0) | (sr_ep_verbs() ? SR_EP_F_VERBS : 0),
+        .vlen = (uint32_t)vlen,
     };
     if (kind == SR_EP_EXPORT)
         memcpy(h.secret, sr_ep_secret, sizeof(h.secret));
-    char tmp[SYMRAIL_ENDPOINT_MAX];
+    char tmp[SR_EP_MSG_MAX];
     size_t alen = SR_EP_ADDR_MAX;
-    symrail_status_t st = slot->ops->addr_pack(slot->tl, tmp + sizeof(h), &alen);
+    symrail_status_t st = kind == SR_EP_ACK ? (alen = 0, SYMRAIL_OK)
+                          : slot->ops->addr_pack(slot->tl, tmp + sizeof(h), &alen);
     if (st != SYMRAIL_OK) {
         sr_error("the TCP transport gives no address for the endpoint: %s",
                  symrail_strerror(st));
@@ -173,7 +189,11 @@ static symrail_status_t sr_ep_pack(sr_tl_slot_t *slot, int kind, uint32_t conn_i
     }
     h.alen = (uint32_t)alen;
     memcpy(tmp, &h, sizeof(h));
-    size_t len = sizeof(h) + alen;
+    if (vlen > SR_TL_PEER_ADDR_MAX)
+        return SYMRAIL_ERR_INVALID;
+    if (vlen)
+        memcpy(tmp + sizeof(h) + alen, vblob, vlen);
+    size_t len = sizeof(h) + alen + vlen;
     explicit_bzero(&h, sizeof(h));
     if (*len_p < len) {
         *len_p = len;
@@ -200,10 +220,13 @@ static symrail_status_t sr_ep_parse(const char *fn, const void *buf, size_t len,
         else if (h_p->version != SR_EP_VERSION)
             why = "another version of symrail";
         else if (h_p->kind != kind)
-            why = kind == SR_EP_EXPORT ? "not an exported endpoint" : "not a JOIN message";
-        else if (h_p->alen > SR_EP_ADDR_MAX || h_p->alen != len - sizeof(*h_p))
+            why = kind == SR_EP_EXPORT ? "not an exported endpoint"
+                  : kind == SR_EP_JOIN ? "not a JOIN message" : "not an ACK message";
+        else if (h_p->alen > SR_EP_ADDR_MAX || h_p->vlen > SR_TL_PEER_ADDR_MAX ||
+                 (kind == SR_EP_EXPORT && h_p->vlen != 0) ||
+                 (size_t)h_p->alen + h_p->vlen != len - sizeof(*h_p))
             why = "its length does not match what it says";
-        else if (h_p->pe < 0 || (kind == SR_EP_JOIN && h_p->conn_id == 0))
+        else if (h_p->pe < 0 || (kind != SR_EP_EXPORT && h_p->conn_id == 0))
             why = "a field out of range";
     }
     if (why) {
@@ -218,15 +241,18 @@ symrail_status_t sr_endpoint_export(void *buf, size_t *len_p)
 {
     pthread_mutex_lock(&sr_ep_lock);
     sr_tl_slot_t *slot = sr_ep_tcp("symrail_endpoint_export");
-    symrail_status_t st = slot ? sr_ep_pack(slot, SR_EP_EXPORT, 0, buf, len_p)
+    symrail_status_t st = slot ? sr_ep_pack(slot, SR_EP_EXPORT, 0, NULL, 0, buf, len_p)
                                : SYMRAIL_ERR_NO_TRANSPORT;
     pthread_mutex_unlock(&sr_ep_lock);
     return st;
 }
 
-/* Connects number pe over slot to the peer `h` describes (address at addr). */
+/* Connects number pe over slot to the peer `h` describes (address at addr);
+ * verbs as sr_ep_dial_verbs says. */
 static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t *h,
-                                   const uint8_t *secret, uint32_t conn_id, const void *addr)
+                                   const uint8_t *secret, uint32_t conn_id, const void *addr,
+                                   int accepting, const void *vblob, void *vout,
+                                   size_t *vout_len_p)
 {
     char tmp[sizeof(sr_tl_peer_addr_t) + SYMRAIL_ENDPOINT_MAX];
     sr_tl_peer_addr_t pa = { .conn_id = conn_id, .pe = (uint32_t)h->pe };
@@ -251,14 +277,27 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
                              .probe_val = h->incarnation };
     const char *how = sr_ep_dial_shm(pe, h->host == sr_ep_host, h->flags & SR_EP_F_SHM, &pa,
                                      &ha, &data, &dep);
+    const char *vhow = NULL;
+    sr_ep_peer_t *p = sr_ep_of(pe);
+    if (data == slot)
+        vhow = sr_ep_dial_verbs(pe, accepting ? h->vlen > 0 : (h->flags & SR_EP_F_VERBS) != 0,
+                                &pa, vblob, accepting ? h->vlen : 0, &data, &dep,
+                                accepting ? NULL : &p->offer, vout, vout_len_p);
+    else
+        *vout_len_p = 0;
+    if (vhow)
+        how = vhow;
     explicit_bzero(&pa, sizeof(pa));
     if (data != slot) {
         peer->msg_ops = slot->ops;
         peer->msg_ep = ep;
     }
-    sr_info("PE %d of job %016llx (pid %d), peer %d here, is reached over %s", h->pe,
-            (unsigned long long)h->job, h->pid, pe, how);
-    sr_ep_peer_t *p = sr_ep_of(pe);
+    if (!accepting && p->offer)
+        sr_info("PE %d of job %016llx (pid %d), peer %d here, is offered verbs for segments",
+                h->pe, (unsigned long long)h->job, h->pid, pe);
+    else
+        sr_info("PE %d of job %016llx (pid %d), peer %d here, is reached over %s", h->pe,
+                (unsigned long long)h->job, h->pid, pe, how);
     p->job = h->job;
     p->pe = h->pe;
     p->pid = h->pid;
@@ -266,6 +305,53 @@ static symrail_status_t sr_ep_dial(sr_tl_slot_t *slot, int pe, const sr_ep_hdr_t
     sr_peer_setup(pe, data, dep);
     p->state = SR_EP_UP;
     return SYMRAIL_OK;
+}
+
+static int sr_ep_acked(void *arg)
+{
+    int pe = (int)(intptr_t)arg;
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    if (__atomic_load_n(&sr_ep_of(pe)->acked, __ATOMIC_ACQUIRE))
+        return 1;
+    return peer->ops->ep_check(peer->ep) == SYMRAIL_ERR_PEER_GONE;
+}
+
+/* The connector's offer of verbs: waits for the acceptor's ACK, and takes
+ * verbs for segments where it answered with its QPs. */
+static symrail_status_t sr_ep_await_ack(const char *fn, int pe, uint32_t conn_id)
+{
+    sr_ep_peer_t *p = sr_ep_of(pe);
+    symrail_status_t st = sr_wait(NULL, sr_ep_acked, (void *)(intptr_t)pe, SR_WAIT_REMOTE,
+                                  sr_rt.env.op_timeout, fn);
+    pthread_mutex_lock(&sr_ep_lock);
+    sr_ep_hdr_t h = { 0 };
+    if (st == SYMRAIL_OK && !__atomic_load_n(&p->acked, __ATOMIC_ACQUIRE)) {
+        sr_error("%s: peer %d left before it accepted the connection", fn, pe);
+        st = SYMRAIL_ERR_PEER_GONE;
+    }
+    if (st == SYMRAIL_OK)
+        st = sr_ep_parse(fn, p->join, p->join_len, SR_EP_ACK, &h);
+    if (st == SYMRAIL_OK && h.conn_id != conn_id) {
+        sr_error("%s: peer %d answered for another connection", fn, pe);
+        st = SYMRAIL_ERR_INVALID;
+    }
+    const char *how = NULL;
+    if (st == SYMRAIL_OK) {
+        sr_tl_peer_addr_t pa = { .conn_id = conn_id, .pe = (uint32_t)h.pe };
+        how = sr_ep_verbs_take(pe, p->offer, &pa, (const char *)p->join + sizeof(h) + h.alen,
+                               h.vlen);
+    } else {
+        sr_ep_verbs_take(pe, p->offer, NULL, NULL, 0);
+    }
+    p->offer = NULL;
+    p->want_ack = 0;
+    free(p->join);
+    p->join = NULL;
+    pthread_mutex_unlock(&sr_ep_lock);
+    if (st == SYMRAIL_OK)
+        sr_info("peer %d (PE %d of job %016llx) is reached over %s", pe, h.pe,
+                (unsigned long long)h.job, how);
+    return st;
 }
 
 symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
@@ -307,7 +393,10 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
                 st = SYMRAIL_ERR_SYSTEM;
                 goto out;
             }
-        st = sr_ep_dial(slot, pe, &h, h.secret, conn_id, addr);
+        char vblob[SR_TL_PEER_ADDR_MAX];
+        size_t vlen = sizeof(vblob);
+        p->offer = NULL;
+        st = sr_ep_dial(slot, pe, &h, h.secret, conn_id, addr, 0, NULL, vblob, &vlen);
         if (st == SYMRAIL_ERR_AGAIN)
             continue;  /* a peer that connects to us took the number meanwhile */
         if (st != SYMRAIL_OK) {
@@ -319,12 +408,16 @@ symrail_status_t sr_endpoint_connect(const void *buf, size_t len, int *peer_p)
         /* Where to find us, and the pair's id for the way back: sent without
          * the lock, since a send that waits for room progresses, and progress
          * delivers messages (sr_endpoint_deliver). */
-        char join[SYMRAIL_ENDPOINT_MAX];
+        char join[SR_EP_MSG_MAX];
         size_t jlen = sizeof(join);
-        st = sr_ep_pack(slot, SR_EP_JOIN, conn_id, join, &jlen);
+        st = sr_ep_pack(slot, SR_EP_JOIN, conn_id, vblob, vlen, join, &jlen);
+        p->want_ack = p->offer != NULL;
+        __atomic_store_n(&p->acked, 0, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&sr_ep_lock);
         if (st == SYMRAIL_OK)
             st = sr_notify_send(pe, SR_EP_TAG_JOIN, join, jlen, 1);
+        if (st == SYMRAIL_OK && p->want_ack)
+            st = sr_ep_await_ack(fn, pe, conn_id);
         if (st != SYMRAIL_OK) {
             sr_error("%s: PE %d of job %016llx (pid %d) did not take the connection: %s", fn,
                      h.pe, (unsigned long long)h.job, h.pid, symrail_strerror(st));
@@ -357,7 +450,18 @@ int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t le
         return 0;
     sr_ep_peer_t *p = sr_ep_of(src_pe);
     void *copy = malloc(len ? len : 1);
+    sr_ep_hdr_t h = { 0 };
+    if (len >= sizeof(h))
+        memcpy(&h, payload, sizeof(h));
     pthread_mutex_lock(&sr_ep_lock);
+    if (h.kind == SR_EP_ACK && p && p->want_ack && !p->acked && p->join == NULL && copy) {
+        memcpy(copy, payload, len);
+        p->join = copy;
+        p->join_len = len;
+        __atomic_store_n(&p->acked, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&sr_ep_lock);
+        return 1;
+    }
     if (p == NULL || p->state != SR_EP_FREE || copy == NULL) {
         pthread_mutex_unlock(&sr_ep_lock);
         sr_warn("a JOIN message from PE %d dropped (%s)", src_pe,
@@ -421,9 +525,17 @@ symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p)
     __atomic_fetch_sub(&sr_ep_njoins, 1, __ATOMIC_RELAXED);
     sr_ep_hdr_t h = { 0 };
     st = sr_ep_parse(fn, p->join, p->join_len, SR_EP_JOIN, &h);
+    char ack[SR_EP_MSG_MAX], vblob[SR_TL_PEER_ADDR_MAX];
+    size_t vlen = sizeof(vblob), alen = sizeof(ack);
     if (st == SYMRAIL_OK)
         st = sr_ep_dial(slot, pe, &h, sr_ep_secret, h.conn_id,
-                        (const char *)p->join + sizeof(h));
+                        (const char *)p->join + sizeof(h), 1,
+                        (const char *)p->join + sizeof(h) + h.alen, vblob, &vlen);
+    /* The connector waits for an answer to its offer of verbs: with our
+     * QPs, or without where we took another way. */
+    int answer = st == SYMRAIL_OK && h.vlen > 0;
+    if (answer && sr_ep_pack(slot, SR_EP_ACK, h.conn_id, vblob, vlen, ack, &alen) != SYMRAIL_OK)
+        answer = 0;
     free(p->join);
     p->join = NULL;
     if (st != SYMRAIL_OK) {
@@ -440,6 +552,15 @@ symrail_status_t sr_endpoint_accept(int timeout_ms, int *peer_p)
         else
             peer->ops->notify_release(peer->ep);
     pthread_mutex_unlock(&sr_ep_lock);
+    if (answer) {
+        st = sr_notify_send(pe, SR_EP_TAG_JOIN, ack, alen, 1);
+        if (st != SYMRAIL_OK) {
+            sr_error("%s: PE %d of job %016llx (pid %d) did not take the answer: %s", fn, h.pe,
+                     (unsigned long long)h.job, h.pid, symrail_strerror(st));
+            sr_endpoint_disconnect(pe);
+            return st;
+        }
+    }
     sr_info("accepted PE %d of job %016llx (pid %d) as PE %d", h.pe, (unsigned long long)h.job,
             h.pid, pe);
     *peer_p = pe;

@@ -6,10 +6,10 @@
  * that have room for SYMRAIL_CONNECT_MAX of them from init on; notifications,
  * segments and batches take it where they take a PE; the symmetric heap,
  * atomics, collectives and OpenSHMEM do not (the peer has no part in this
- * job's heap).  It is reached over TCP, and on one host over shared memory
- * for segments and batches (endpoint.c says when); verbs between jobs is not
- * done yet.  The TCP transport starts when the first export or connect
- * needs it, where the job did not start it.
+ * job's heap).  It is reached over TCP, and for segments and batches over
+ * shared memory on one host or over verbs where both ends run it
+ * (endpoint.c says when).  The TCP transport starts when the first export
+ * or connect needs it, where the job did not start it.
  *
  * Both ends have a number for each other: the connector's connect() dials
  * the exporter's TCP addresses and sends a JOIN message (reserved tag) with
@@ -49,11 +49,30 @@ void sr_peer_setup(int pe, const sr_tl_slot_t *slot, sr_tl_ep_t *ep);
  * the job did not start it. */
 sr_tl_slot_t *sr_ep_tcp(const char *fn);
 sr_tl_slot_t *sr_ep_shm(void);
+sr_tl_slot_t *sr_ep_verbs(void);
+/* Verbs for connected peer pe (tl.h, peer_handshake): connect with the
+ * peer's blob (none: the connector's offer), and where out is given, this
+ * end's blob for the peer into out (at most *out_len_p bytes). */
+symrail_status_t sr_ep_verbs_offer(sr_tl_slot_t *vs, int pe, const sr_tl_peer_addr_t *pa,
+                                   const void *blob, size_t blen, sr_tl_ep_t **ep_p,
+                                   void *out, size_t *out_len_p);
 void sr_ep_tl_reset(void);
 /* Connects number pe over shared memory too where it reaches the peer: what
  * carries its segments, in words for the log. */
 const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,
                            const sr_tl_host_addr_t *ha, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p);
+/* Verbs where shared memory does not carry number pe and `wanted` (the
+ * peer offered it, or runs it): the acceptor's endpoint for the connector's
+ * vblob (into *slot_p, *ep_p), or with offer_p the connector's offer (into
+ * *offer_p); this end's blob into vout (*vout_len_p: its size in, 0 out
+ * where none).  What carries the segments, in words (NULL: not decided).
+ * verbs_take: the connector's offer completed with the acceptor's answer
+ * (blen 0: none) and made pe's data path, or dropped; in words. */
+const char *sr_ep_dial_verbs(int pe, int wanted, const sr_tl_peer_addr_t *pa, const void *vblob,
+                             size_t vblen, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p,
+                             sr_tl_ep_t **offer_p, void *vout, size_t *vout_len_p);
+const char *sr_ep_verbs_take(int pe, sr_tl_ep_t *offer, const sr_tl_peer_addr_t *pa,
+                             const void *blob, size_t blen);
 /* Both endpoints of a connected peer: checked, disconnected. */
 symrail_status_t sr_ep_check(int pe);
 void sr_ep_close(int pe);

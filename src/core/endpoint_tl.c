@@ -2,7 +2,10 @@
  * Independent jobs (endpoint.h): which transports carry a connected peer.
  * TCP always carries its JOIN, its notifications and the news that it
  * left; shared memory its segments and batches where both ends are on one
- * host and the transport reaches the peer's process.
+ * host and the transport reaches the peer's process; otherwise verbs where
+ * both ends run it and their rails reach each other (a handshake both
+ * ways: the connector's QPs travel in the JOIN, the acceptor's in its
+ * ACK, endpoint.c).
  */
 #include "config.h"
 #include "core/endpoint.h"
@@ -12,11 +15,12 @@
 
 #include <string.h>
 
-static int sr_ep_shm_tried;
+static int sr_ep_shm_tried, sr_ep_verbs_tried;
 
 void sr_ep_tl_reset(void)
 {
     sr_ep_shm_tried = 0;
+    sr_ep_verbs_tried = 0;
 }
 
 /* The TCP transport's slot, started now if the job did not start it;
@@ -47,22 +51,22 @@ sr_tl_slot_t *sr_ep_tcp(const char *fn)
     return slot;
 }
 
-/* The shared-memory transport for connected peers on this host, started
- * now if SYMRAIL_TRANSPORTS names it and the job did not start it (once);
- * NULL where there is none.  sr_ep_lock held. */
-sr_tl_slot_t *sr_ep_shm(void)
+/* The transport `name` for connected peers, started now if
+ * SYMRAIL_TRANSPORTS names it and the job did not start it (once per
+ * *tried); NULL where there is none.  sr_ep_lock held. */
+static sr_tl_slot_t *sr_ep_extra(const char *name, int *tried, const char *what)
 {
     int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
-        if (sr_rt.tls[i].attr.host_peers)
+        if (strcmp(sr_rt.tls[i].ops->name, name) == 0)
             return &sr_rt.tls[i];
-    const sr_tl_ops_t *ops = sr_tl_by_name("shm");
-    if (sr_ep_shm_tried || ops == NULL || !sr_list_has(sr_rt.env.transports, "shm"))
+    const sr_tl_ops_t *ops = sr_tl_by_name(name);
+    if (*tried || ops == NULL || !sr_list_has(sr_rt.env.transports, name))
         return NULL;
-    sr_ep_shm_tried = 1;
+    *tried = 1;
     symrail_status_t st = sr_tl_open(ops, 1);
     if (st != SYMRAIL_OK) {
-        sr_info("shared memory cannot start for connected jobs (%s): they use TCP",
+        sr_info("%s cannot start for connected jobs (%s): they use TCP", what,
                 symrail_strerror(st));
         return NULL;
     }
@@ -70,6 +74,88 @@ sr_tl_slot_t *sr_ep_shm(void)
     sr_rt.sleeper = -1;
     sr_rt.spin_ns = 0;
     return &sr_rt.tls[sr_rt.ntls - 1];
+}
+
+/* The shared-memory transport for connected peers on this host. */
+sr_tl_slot_t *sr_ep_shm(void)
+{
+    sr_tl_slot_t *s = sr_ep_extra("shm", &sr_ep_shm_tried, "shared memory");
+    return s && s->attr.host_peers ? s : NULL;
+}
+
+/* The verbs transport for connected peers on other hosts (or on this one
+ * where shared memory does not reach them). */
+sr_tl_slot_t *sr_ep_verbs(void)
+{
+    sr_tl_slot_t *s = sr_ep_extra("verbs", &sr_ep_verbs_tried, "verbs");
+    return s && s->attr.peer_handshake ? s : NULL;
+}
+
+symrail_status_t sr_ep_verbs_offer(sr_tl_slot_t *vs, int pe, const sr_tl_peer_addr_t *pa,
+                                   const void *blob, size_t blen, sr_tl_ep_t **ep_p,
+                                   void *out, size_t *out_len_p)
+{
+    char tmp[sizeof(*pa) + SR_TL_PEER_ADDR_MAX];
+    if (blen > SR_TL_PEER_ADDR_MAX)
+        return SYMRAIL_ERR_INVALID;
+    memcpy(tmp, pa, sizeof(*pa));
+    if (blen)
+        memcpy(tmp + sizeof(*pa), blob, blen);
+    symrail_status_t st = vs->ops->connect(vs->tl, pe, tmp, sizeof(*pa) + blen, ep_p);
+    explicit_bzero(tmp, sizeof(tmp));
+    if (st == SYMRAIL_OK && out != NULL) {
+        st = vs->ops->ep_addr_pack(*ep_p, out, out_len_p);
+        if (st != SYMRAIL_OK)
+            vs->ops->disconnect(*ep_p);
+    }
+    return st;
+}
+
+const char *sr_ep_dial_verbs(int pe, int wanted, const sr_tl_peer_addr_t *pa, const void *vblob,
+                             size_t vblen, sr_tl_slot_t **slot_p, sr_tl_ep_t **ep_p,
+                             sr_tl_ep_t **offer_p, void *vout, size_t *vout_len_p)
+{
+    size_t vlen = *vout_len_p;
+    *vout_len_p = 0;
+    sr_tl_slot_t *vs = wanted ? sr_ep_verbs() : NULL;
+    if (vs == NULL)
+        return NULL;
+    sr_tl_ep_t *vep = NULL;
+    if (sr_ep_verbs_offer(vs, pe, pa, vblob, vblen, &vep, vout, &vlen) != SYMRAIL_OK)
+        return "TCP (verbs does not reach it)";
+    *vout_len_p = vlen;
+    if (offer_p != NULL) {
+        *offer_p = vep;
+        return NULL;  /* told once the acceptor answered */
+    }
+    *slot_p = vs;
+    *ep_p = vep;
+    return "verbs (segments, batches), TCP (notifications)";
+}
+
+const char *sr_ep_verbs_take(int pe, sr_tl_ep_t *offer, const sr_tl_peer_addr_t *pa,
+                             const void *blob, size_t blen)
+{
+    sr_tl_slot_t *vs = sr_ep_verbs();
+    if (vs == NULL || offer == NULL)
+        return "TCP (no verbs here)";
+    const char *how = "TCP (the acceptor takes no verbs from it)";
+    if (blen > 0) {
+        sr_tl_ep_t *vep = NULL;
+        if (sr_ep_verbs_offer(vs, pe, pa, blob, blen, &vep, NULL, NULL) == SYMRAIL_OK) {
+            sr_peer_t *peer = &sr_rt.peers[pe];
+            /* Nothing went over the data path yet: it changes hands whole,
+             * and the generations of TCP's lanes say nothing of these. */
+            peer->msg_ops = peer->ops;
+            peer->msg_ep = peer->ep;
+            memset(peer->lane_gen, 0, sizeof(peer->lane_gen));
+            sr_peer_setup(pe, vs, vep);
+            return "verbs (segments, batches), TCP (notifications)";
+        }
+        how = "TCP (verbs does not reach it)";
+    }
+    vs->ops->disconnect(offer);  /* not taken: a tombstone */
+    return how;
 }
 
 const char *sr_ep_dial_shm(int pe, int same_host, int peer_shm, const sr_tl_peer_addr_t *pa,

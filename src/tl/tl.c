@@ -65,6 +65,12 @@ void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey)
     (void)ep, (void)rkey;
 }
 
+symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p)
+{
+    (void)ep, (void)buf, (void)len_p;
+    return SYMRAIL_ERR_UNSUPPORTED;
+}
+
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 {
     (void)ctx, (void)stats_p;

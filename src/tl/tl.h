@@ -162,6 +162,21 @@ typedef struct {
     uint64_t probe_val;
 } sr_tl_host_addr_t;
 
+/* A transport with attr peer_handshake (verbs) needs an exchange in both
+ * directions: connect(pe >= n_pes) with the sr_tl_peer_addr_t alone makes
+ * an endpoint that is not connected yet (the connector's offer);
+ * ep_addr_pack of it gives what the peer's transport needs (at most
+ * SR_TL_PEER_ADDR_MAX bytes), which the core carries to the peer over its
+ * other endpoint; the peer's connect with the sr_tl_peer_addr_t and that
+ * blob makes and connects its endpoint (the acceptor), whose ep_addr_pack
+ * goes back, and the connector's connect with it, for the same pe,
+ * completes the endpoint made by the offer.  Connected so, the endpoint
+ * carries segments only (as with host_peers), and it is never repaired:
+ * a lane that fails stays down, and disconnect (the peer left: its other
+ * endpoint says) fails what is outstanding with SYMRAIL_ERR_PEER_GONE; the
+ * endpoint's memory and keys stay until rkey_release and fini. */
+#define SR_TL_PEER_ADDR_MAX 1280
+
 /*
  * Regions.  Region ids name this PE's memory that peers may access:
  * SR_TL_REGION_HEAP and SR_TL_REGION_DATA are registered before addr_pack
@@ -211,6 +226,7 @@ typedef struct {
                             * atomics on the same word (no global atomicity) */
     int    host_peers;     /* reaches connected peers on this host only, by their process:
                             * connect takes an sr_tl_host_addr_t (see "Connected peers") */
+    int    peer_handshake; /* connected peers take an exchange both ways (ep_addr_pack) */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {
@@ -241,6 +257,9 @@ typedef struct sr_tl_ops {
      * shared objects can go. */
     void (*wireup_done)(sr_tl_ctx_t *ctx);
     void (*disconnect)(sr_tl_ep_t *ep);
+    /* attr peer_handshake: a connected peer's endpoint, for that peer
+     * (see "Connected peers"); others: sr_tl_no_ep_addr. */
+    symrail_status_t (*ep_addr_pack)(sr_tl_ep_t *ep, void *buf, size_t *len_p);
     /* Load/store address of (region, offset) at the peer, or NULL. */
     void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 
@@ -311,6 +330,7 @@ symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
 symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
 symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
 void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
+symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p);
 
 /* Prints the RDMA rails this process would use and their weights. */
 void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);

@@ -10,6 +10,10 @@
 # (SYMRAIL_TRANSPORTS=tcp in every job) and mixed (the connectors run TCP
 # only, so the exporter must not take shared memory to them either); the log
 # (SYMRAIL_LOG=info) must say that the expected one was taken, at both ends.
+# In the Soft-RoCE guest (tests/rxe/verbs_suite.sh, T_JOBS_MODES=verbs) the
+# jobs run verbs without shared memory: segments and batches go over RDMA,
+# the messages over TCP (the bytes the rails carried are checked too); and
+# with an exporter on verbs and connectors on TCP only, everything is TCP.
 # Pools are malloc'd (cross-memory attach) or, with T_JOBS_ALLOC=1, from
 # symrail_seg_alloc (mapped).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -28,14 +32,22 @@ wait_file() {
 }
 
 # over FILE WANT: every connected peer in FILE's log is reached over WANT
-# (shm or tcp), and at least one is.
+# (shm, tcp or verbs), and at least one is.
 over() {
     shm=$(grep -c 'is reached over shared memory' "$1")
     tcp=$(grep -c 'is reached over TCP' "$1")
+    ib=$(grep -c 'is reached over verbs' "$1")
     case $2 in
-    shm) [ "$shm" -gt 0 ] && [ "$tcp" -eq 0 ] ;;
-    tcp) [ "$tcp" -gt 0 ] && [ "$shm" -eq 0 ] ;;
+    shm) [ "$shm" -gt 0 ] && [ "$tcp" -eq 0 ] && [ "$ib" -eq 0 ] ;;
+    tcp) [ "$tcp" -gt 0 ] && [ "$shm" -eq 0 ] && [ "$ib" -eq 0 ] ;;
+    verbs) [ "$ib" -gt 0 ] && [ "$shm" -eq 0 ] && [ "$tcp" -eq 0 ] ;;
     esac
+}
+
+# verbs_carried FILE: the segment traffic went over RDMA (t_jobs prints the
+# bytes its verbs rails carried).
+verbs_carried() {
+    grep -q '^[a-z0-9 ]*: verbs carried [1-9][0-9]* bytes' "$1"
 }
 
 # jobs_case NAME N BYSTANDER SINGLETON MODE ALLOC: exporter of N PEs,
@@ -49,23 +61,30 @@ jobs_case() {
     atl=shm,tcp ctl=shm,tcp want=shm
     [ "$mode" != tcp ] || atl=tcp
     [ "$mode" = shm ] || ctl=tcp want=tcp
+    [ "$mode" != verbs ] || atl=verbs ctl=verbs want=verbs
+    [ "$mode" != verbs-tcp ] || atl=verbs ctl=tcp want=tcp
+    # Both on verbs, on rails of different subnets (rxe0, rxe1 in the guest):
+    # the acceptor's answer carries no QPs, and both ends stay on TCP.
+    aenv= cenv=
+    [ "$mode" != verbs-apart ] || atl=verbs ctl=verbs want=tcp aenv=SYMRAIL_IB_DEVICES=rxe0 \
+        cenv=SYMRAIL_IB_DEVICES=rxe1
     export SYMRAIL_LOG=info T_JOBS_ALLOC="${6:-0}"
 
     d=$(mktemp -d "$outdir/jobs.XXXXXX")
     why=
-    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$atl T_JOBS_BYSTANDER="$by" \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$atl $aenv T_JOBS_BYSTANDER="$by" \
         "$SYMRUN" -n "$n" --timeout 120 \
         "$T/t_jobs" exporter "$d" >"$d/a.out" 2>&1 &
     apid=$!
     cpid=
     if [ "$by" = 1 ]; then
-        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv \
             "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 3 \
             >"$d/c.out" 2>&1 &
         cpid=$!
         wait_file "$d/c.seg" 60 || why="the bystander did not connect"
     fi
-    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl \
+    env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv \
         "$SYMRUN" -n 1 --timeout 120 "$T/t_jobs" connector "$d" 1 \
         >"$d/b1.out" 2>&1 &
     b1pid=$!
@@ -76,7 +95,7 @@ jobs_case() {
         : >"$d/killed"
         # Its messages must not mix with the bystander's at the exporter.
         [ "$by" != 1 ] || wait_file "$d/c.done" 60 || why="no exchange with the bystander"
-        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $launch "$T/t_jobs" connector "$d" 2 \
+        env SYMRAIL_OP_TIMEOUT=4s SYMRAIL_TRANSPORTS=$ctl $cenv $launch "$T/t_jobs" connector "$d" 2 \
             >"$d/b2.out" 2>&1
         rc2=$?
         [ -n "$why" ] || [ "$rc2" -eq 0 ] || why="second connector: exit status $rc2"
@@ -105,10 +124,18 @@ jobs_case() {
     for f in a b1 b2 ${cpid:+c}; do
         [ -n "$why" ] || over "$d/$f.out" $want || why="$f: not every peer over $want"
     done
+    if [ "$mode" = verbs ]; then
+        for f in a b2; do
+            [ -n "$why" ] || verbs_carried "$d/$f.out" || why="$f: verbs carried nothing"
+        done
+    fi
     if [ -z "$why" ]; then
         echo "PASS: $name"
         cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} |
-            grep '^exporter:\|^ok:\|connect took\|is reached over' | sed 's/^.*info: //; s/^/    /'
+            grep '^exporter:\|^ok:\|connect took\|is reached over\|verbs carried' | sed 's/^.*info: //; s/^/    /'
+        # Between jobs a QP is not repaired: say which lanes a stale key broke.
+        cat "$d/a.out" "$d/b2.out" | grep 'lane to connected peer' |
+            sed 's/^.*warn: verbs: //; s/(QP [0-9]*) //; s/^/    /' | sort | uniq -c
         npass=$((npass + 1))
     else
         echo "FAIL: $name: $why"
@@ -119,14 +146,24 @@ jobs_case() {
     fi
 }
 
-for mode in shm tcp; do
+for mode in ${T_JOBS_MODES:-shm tcp}; do
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode
     jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
         2 1 0 $mode
     jobs_case "jobs: a job of one PE, a job of one PE killed, a singleton after it" 1 0 1 $mode
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode 1
 done
-jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 mixed
-jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
-    2 1 0 mixed 1
+case " $T_JOBS_MODES " in
+*" verbs "*)
+    # The exporter runs verbs, the connectors TCP only: nobody offers verbs.
+    jobs_case "jobs: a verbs job and TCP-only jobs connect, one is killed and restarted" \
+        1 0 0 verbs-tcp
+    jobs_case "jobs: verbs jobs whose rails do not reach each other connect over TCP" \
+        1 0 0 verbs-apart ;;
+esac
+if [ -z "$T_JOBS_MODES" ]; then
+    jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 mixed
+    jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
+        2 1 0 mixed 1
+fi
 finish

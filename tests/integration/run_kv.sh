@@ -10,32 +10,16 @@ KV=$top_builddir/examples/kv_transfer
 ARGS="--verify --no-plot --layers 4 --blocks 96 --block-bytes 4K,16K --blocks-per-request 8,24 --requests 6"
 # 4 configurations x 6 requests per prefill PE.
 ok() { echo "^kv_transfer: every byte of $(($1 * 24)) requests \([0-9.]+ MiB\) verified\$"; }
-for tl in shm tcp; do
-    for n in 2 4; do
-        run_case "kv_transfer over $tl (-n $n)" 0 "$(ok $((n / 2)))" \
-            env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n $n --timeout 120 "$KV" $ARGS
-    done
-    run_case "kv_transfer over $tl, malloc'd pools, 3 prefill PEs to 1 decode PE (-n 4)" 0 \
-        "$(ok 3)" env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS \
-        --malloc --prefill 3
-done
-# Frames of a batch held back for one send must go out when a lane is full
-# (3 requests a lane), else the batch would wait for room forever.
-run_case "kv_transfer over tcp, 3 lanes of 3 requests (-n 4)" 0 "$(ok 2)" \
-    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=3 SYMRAIL_TCP_MAX_OPS=3 \
-    "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS
-run_case "kv_transfer on one PE (both parts)" 0 "$(ok 1)" "$SYMRUN" -n 1 --timeout 60 "$KV" $ARGS
-run_case "kv_transfer sees a spoiled word (-n 2)" 1 \
-    '^kv_transfer: FAILED: 0 requests failed, [1-9][0-9]* words did not match' \
-    "$SYMRUN" -n 2 --timeout 60 "$KV" $ARGS --corrupt
 # Two jobs: decode listens, prefill connects through endpoint files, over
-# shared memory (both on this host) or TCP (SYMRAIL_TRANSPORTS=tcp); the log
+# shared memory (both on this host), TCP (SYMRAIL_TRANSPORTS=tcp) or, in the
+# Soft-RoCE guest (T_KV_TWO_JOBS=verbs: only these cases), verbs; the log
 # must say that every connected peer, at both ends, is reached over that.
 two_jobs() {  # DECODE_PES PREFILL_PES TL
     d=$outdir/ep.$1.$2.$3
     rm -rf "$d" && mkdir -p "$d" || return 1
     tls=shm,tcp want='shared memory' not=TCP
     [ "$3" = shm ] || tls=tcp want=TCP not='shared memory'
+    [ "$3" != verbs ] || tls=verbs want=verbs not=TCP
     env SYMRAIL_TRANSPORTS=$tls SYMRAIL_LOG=info "$SYMRUN" -n "$1" --timeout 120 "$KV" $ARGS \
         --listen "$d" --prefill "$2" >"$d/decode.out" 2>&1 &
     dpid=$!
@@ -56,6 +40,34 @@ two_jobs() {  # DECODE_PES PREFILL_PES TL
     done
     [ $prc -eq 0 ] && [ $drc -eq 0 ]
 }
+if [ -n "${T_KV_TWO_JOBS:-}" ]; then
+    for pair in "1 1" "2 2"; do
+        set -- $pair
+        run_case "kv_transfer as two jobs over $T_KV_TWO_JOBS: $2 prefill PEs connect to $1 decode PEs" \
+            0 "$(ok $2)" two_jobs "$1" "$2" "$T_KV_TWO_JOBS"
+        grep -h -A4 'GB/s' "$outdir/out" | head -n 6 | sed 's/^/    /'
+    done
+    finish
+    exit
+fi
+for tl in shm tcp; do
+    for n in 2 4; do
+        run_case "kv_transfer over $tl (-n $n)" 0 "$(ok $((n / 2)))" \
+            env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n $n --timeout 120 "$KV" $ARGS
+    done
+    run_case "kv_transfer over $tl, malloc'd pools, 3 prefill PEs to 1 decode PE (-n 4)" 0 \
+        "$(ok 3)" env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS \
+        --malloc --prefill 3
+done
+# Frames of a batch held back for one send must go out when a lane is full
+# (3 requests a lane), else the batch would wait for room forever.
+run_case "kv_transfer over tcp, 3 lanes of 3 requests (-n 4)" 0 "$(ok 2)" \
+    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=3 SYMRAIL_TCP_MAX_OPS=3 \
+    "$SYMRUN" -n 4 --timeout 120 "$KV" $ARGS
+run_case "kv_transfer on one PE (both parts)" 0 "$(ok 1)" "$SYMRUN" -n 1 --timeout 60 "$KV" $ARGS
+run_case "kv_transfer sees a spoiled word (-n 2)" 1 \
+    '^kv_transfer: FAILED: 0 requests failed, [1-9][0-9]* words did not match' \
+    "$SYMRUN" -n 2 --timeout 60 "$KV" $ARGS --corrupt
 for tl in shm tcp; do
     for pair in "1 1" "2 2" "1 3"; do
         set -- $pair

@@ -38,6 +38,19 @@
 
 static char dir[1024];
 
+/* The bytes of puts and gets that RDMA rails carried (run_jobs.sh checks
+ * them where the jobs run verbs). */
+static void verbs_report(const char *who)
+{
+    symrail_stats_t st;
+    unsigned long long n = 0;
+    T_CHECK(symrail_stats(&st));
+    for (uint32_t i = 0; i < st.nrails; i++)
+        if (strncmp(st.rails[i].name, "tcp:", 4) != 0)
+            n += st.rails[i].bytes;
+    printf("%s: verbs carried %llu bytes\n", who, n);
+}
+
 static double t_now(void)
 {
     struct timespec ts;
@@ -319,6 +332,7 @@ static void exporter(void)
     T_CHECK(symrail_rseg_release(rb2));
     T_CHECK(symrail_barrier_all());
     pool_free(seg, pool);
+    verbs_report("exporter");
     printf("ok: jobs: exporter\n");
 }
 
@@ -418,6 +432,7 @@ static void connector(unsigned r)
     T_EXPECT(symrail_endpoint_disconnect(a), SYMRAIL_ERR_INVALID);
     get_file("a.gone2", junk, sizeof(junk));
     pool_free(seg, pool);
+    verbs_report("connector");
     printf("ok: jobs: connector %u\n", r);
 }
 

@@ -135,6 +135,13 @@ run_case "segments and paged batches over verbs, 16K slices (-n 2)" 0 \
 run_case "segments and paged batches over verbs, names asked of the peers (-n 3)" 0 \
     '^ok: seg: segments, paged batches, notifications and stale' \
     env SYMRAIL_TEST_NAMES_LOCAL=1 "$SYMRUN" --timeout 400 -n 3 "$T/t_seg"
+# Independent jobs (two symrun jobs, and a singleton) over verbs: segments
+# and batches over RDMA both ways, every byte checked, notifications and the
+# news of a killed peer over TCP (PEER_GONE in time), stale descriptors.
+run_case "independent jobs over verbs (run_jobs.sh)" 0 '^6 passed, 0 failed' \
+    env T_JOBS_MODES=verbs sh "$top_srcdir/tests/integration/run_jobs.sh"
+run_case "kv_transfer as two jobs over verbs (run_kv.sh)" 0 '^2 passed, 0 failed' \
+    env T_KV_TWO_JOBS=verbs sh "$top_srcdir/tests/integration/run_kv.sh"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \

@@ -211,6 +211,7 @@ static int setup(void **state)
     }
     eps[0] = ep;
     ctx->eps = eps;
+    ctx->neps = 1;
     return 0;
 }
 

@@ -411,6 +411,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .connect      = sr_tcp_connect,
     .wireup_done  = sr_tcp_wireup_done,
     .disconnect   = sr_tcp_disconnect,
+    .ep_addr_pack = sr_tl_no_ep_addr,
     .ptr          = sr_tl_no_ptr,
     .ep_lanes     = sr_tcp_ep_lanes,
     .put          = sr_tcp_put,

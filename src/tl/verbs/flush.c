@@ -65,7 +65,7 @@ static void sr_ib_replay(sr_tl_ep_t *ep)
         /* Beyond repair: the next flush of their lanes says so. */
         sr_ib_op_t *op = ep->replay_head;
         if (ep->late_err == SYMRAIL_OK) {
-            ep->late_err = SYMRAIL_ERR_TRANSPORT;
+            ep->late_err = SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
             snprintf(ep->late_why, sizeof(ep->late_why),
                      "a put of %zu bytes to PE %d that had completed locally was lost with QP "
                      "%u on %s:%d, and no lane is left to send it again", op->len, ep->pe,
@@ -189,8 +189,8 @@ int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done)
     if (sr_unlikely(repl)) {
         int more = 0;
         SR_IB_STORE(ctx->replays, 0);
-        for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-            sr_tl_ep_t *ep = ctx->eps[pe];
+        for (int pe = 0; pe < ctx->neps; pe++) {
+            sr_tl_ep_t *ep = SR_IB_LOAD(ctx->eps[pe]);
             if (ep == NULL)
                 continue;
             sr_ib_unposted(ctx, ep, done);

@@ -294,6 +294,10 @@ struct sr_tl_ep {
     int               held;            /* some lane holds WRs for a chain */
     uint64_t          heard;           /* sr_time_ns of the last sign of life (atomic) */
     uint64_t          hb_sent;         /* ... of our last message to the peer (nlock) */
+    /* A connected peer of another job (peer.c): its lanes are its own, made
+     * by the offer (first: 0) or by the acceptor (first: 1, whose rails
+     * pair first); up: connected; gone: the peer left (atomic). */
+    int               conn, first, up, gone;
 };
 
 /* A flush waiting for the lanes of ep to reach target. */
@@ -326,7 +330,8 @@ struct sr_tl_ctx {
     struct sr_ib_lsegs *lsegs;     /* ... by address, for lkeys on the post path (seg.h) */
     sr_ib_lane_t   *lanes;         /* [n_pes][nrails * qpp] */
     struct ibv_qp **nqps;          /* [n_pes] */
-    sr_tl_ep_t    **eps;           /* [n_pes] */
+    sr_tl_ep_t    **eps;           /* [neps]: the job's PEs, then connected peers */
+    int             neps;          /* n_pes + peers_max */
 
     /* Registered scratch: credits, atomic results, notify slots, bounce. */
     char           *scratch;
@@ -542,6 +547,18 @@ symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
 int sr_ib_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
 symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
                                sr_tl_ep_t **ep_p);
+/* peer_of[r]: the peer's rail that our rail r pairs with, or -1; `first`:
+ * ours go first (both ends must agree which one does). */
+void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, int nr, int first,
+                      int *peer_of);
+void sr_ib_rail_addr_fill(const sr_ib_rail_t *rail, sr_ib_rail_addr_t *ra_p);
+
+/* peer.c: connected peers (tl.h, "Connected peers", peer_handshake). */
+symrail_status_t sr_ib_peer_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
+                                    sr_tl_ep_t **ep_p);
+symrail_status_t sr_ib_ep_addr_pack(sr_tl_ep_t *ep, void *buf, size_t *len_p);
+void sr_ib_peer_disconnect(sr_tl_ep_t *ep);
+void sr_ib_peer_free(sr_tl_ep_t *ep);
 void sr_ib_disconnect(sr_tl_ep_t *ep);
 int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 

@@ -102,7 +102,8 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     for (size_t l = 0; ctx->lanes && l < nlanes; l++)
         pthread_mutex_init(&ctx->lanes[l].lock, NULL);
     ctx->nqps = sr_ib_init_fault(ctx, 1) ? NULL : calloc((size_t)n, sizeof(*ctx->nqps));
-    ctx->eps = calloc((size_t)n, sizeof(*ctx->eps));
+    ctx->neps = n + params->peers_max;
+    ctx->eps = calloc((size_t)ctx->neps, sizeof(*ctx->eps));
     if (!ctx->use || !ctx->lanes || !ctx->nqps || !ctx->eps) {
         st = SYMRAIL_ERR_NOMEM;
         goto err;
@@ -209,6 +210,9 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
             free(ctx->eps[pe]);
         }
     }
+    for (int pe = n; ctx->eps && pe < ctx->neps; pe++)
+        if (ctx->eps[pe])
+            sr_ib_peer_free(ctx->eps[pe]);
     if (ctx->ncq) {
         /* Events handed out must be acknowledged before the CQ goes. */
         ibv_destroy_cq(ctx->ncq);
@@ -244,6 +248,7 @@ static void sr_ib_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
     attr_p->ordered_lanes = 1;  /* RC: a QP executes its requests in order */
     attr_p->nic_atomics = !ctx->glob_atomics;
     attr_p->local_completion = 1;  /* inline and bounce-buffered puts */
+    attr_p->peer_handshake = 1;    /* connected peers (peer.c) */
 }
 
 /* Any number of threads may be in here (ib.h, "Threads"): each part that
@@ -292,8 +297,13 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
 
 static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
-    if (ep->local && ep->pe != ep->ctx->params.my_pe && sr_pid_gone(ep->pid))
+    if (ep->local && ep->pe != ep->ctx->params.my_pe && ep->pid > 0 && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
+    /* A connected peer's lanes are not repaired (peer.c): one whose lanes
+     * all broke (its withdrawn keys refused) is still there until its TCP
+     * endpoint says otherwise (disconnect). */
+    if (ep->conn)
+        return SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
     /* Lanes under repair still count: the peer may well be alive. */
     symrail_status_t st = SYMRAIL_ERR_PEER_GONE;
     for (int l = 0; l < ep->nlanes && st != SYMRAIL_OK; l++) {
@@ -320,6 +330,16 @@ static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
         stats_p->cq_full += SR_IB_READ(lane->n_cq_full);
         bytes[lane->rail - ctx->rails] += SR_IB_READ(lane->bytes);
         slices[lane->rail - ctx->rails] += SR_IB_READ(lane->slices);
+    }
+    for (int pe = ctx->params.n_pes; ctx->eps && pe < ctx->neps; pe++) {
+        sr_tl_ep_t *ep = __atomic_load_n(&ctx->eps[pe], __ATOMIC_ACQUIRE);
+        for (int l = 0; ep && l < ep->nlanes; l++) {
+            sr_ib_lane_t *lane = &ep->lanes[l];
+            stats_p->slices_posted += SR_IB_READ(lane->n_posted);
+            stats_p->completions += SR_IB_READ(lane->n_completed);
+            bytes[lane->rail - ctx->rails] += SR_IB_READ(lane->bytes);
+            slices[lane->rail - ctx->rails] += SR_IB_READ(lane->slices);
+        }
     }
     stats_p->repairs += SR_IB_READ(ctx->n_repaired);
     stats_p->retries += SR_IB_READ(ctx->n_replayed);  /* locally completed puts posted again */
@@ -364,6 +384,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .connect      = sr_ib_connect,
     .wireup_done  = sr_ib_wireup_done,
     .disconnect   = sr_ib_disconnect,
+    .ep_addr_pack = sr_ib_ep_addr_pack,
     .ptr          = sr_tl_no_ptr,
     .ep_lanes     = sr_ib_ep_lanes,
     .put          = sr_ib_put,

@@ -242,6 +242,8 @@ void sr_ib_heartbeats(sr_tl_ctx_t *ctx)
 
 uint64_t sr_ib_ep_heard(sr_tl_ep_t *ep)
 {
+    if (ep->conn)
+        return 0;  /* no heartbeats between jobs: the peer's TCP endpoint tells */
     return __atomic_load_n(&ep->heard, __ATOMIC_RELAXED);
 }
 

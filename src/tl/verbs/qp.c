@@ -78,6 +78,18 @@ symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
     return SYMRAIL_OK;
 }
 
+void sr_ib_rail_addr_fill(const sr_ib_rail_t *rail, sr_ib_rail_addr_t *ra_p)
+{
+    memset(ra_p, 0, sizeof(*ra_p));
+    snprintf(ra_p->dev, sizeof(ra_p->dev), "%s", rail->dev->name);
+    memcpy(ra_p->gid, rail->gid.raw, 16);
+    ra_p->port = (uint32_t)rail->port;
+    ra_p->lid = rail->lid;
+    ra_p->mtu = rail->mtu;
+    ra_p->is_eth = rail->is_eth;
+    ra_p->prefix_bits = rail->prefix_bits;
+}
+
 static size_t sr_ib_addr_len(const sr_tl_ctx_t *ctx)
 {
     return sizeof(sr_ib_addr_hdr_t) + (size_t)ctx->nrails * sizeof(sr_ib_rail_addr_t) +
@@ -103,14 +115,7 @@ symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
     for (int r = 0; r < ctx->nrails; r++) {
         sr_ib_rail_t *rail = &ctx->rails[r];
         sr_ib_rail_addr_t ra;
-        memset(&ra, 0, sizeof(ra));
-        snprintf(ra.dev, sizeof(ra.dev), "%s", rail->dev->name);
-        memcpy(ra.gid, rail->gid.raw, 16);
-        ra.port = (uint32_t)rail->port;
-        ra.lid = rail->lid;
-        ra.mtu = rail->mtu;
-        ra.is_eth = rail->is_eth;
-        ra.prefix_bits = rail->prefix_bits;
+        sr_ib_rail_addr_fill(rail, &ra);
         for (uint32_t g = 0; g < ctx->nregions; g++)
             ra.rkey[g] = rail->dev->mr[g] ? rail->dev->mr[g]->rkey : 0;
         ra.scratch_rkey = rail->dev->scratch_mr->rkey;
@@ -159,10 +164,11 @@ static void sr_ib_rail_link(const sr_ib_rail_addr_t *ra, sr_rail_link_t *link_p)
     link_p->prefix_bits = ra->prefix_bits;
 }
 
-/* peer_of[r]: the peer's rail that our rail r pairs with, or -1.  The lower
- * PE's rails go first, so both sides compute the same pairs. */
-static void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, int nr,
-                             int *peer_of)
+/* Within a job the lower PE's rails go first, so both sides compute the
+ * same pairs; between jobs PE numbers mean nothing, and the acceptor's go
+ * first (peer.c). */
+void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, int nr, int first,
+                      int *peer_of)
 {
     sr_rail_link_t mine[SR_IB_MAX_RAILS], theirs[SR_IB_MAX_RAILS];
     int pair[SR_IB_MAX_RAILS];
@@ -177,7 +183,7 @@ static void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *
     }
     for (int i = 0; i < nr; i++)
         sr_ib_rail_link(&ras[i], &theirs[i]);
-    if (ctx->params.my_pe <= pe) {
+    if (first) {
         sr_rails_pair(mine, ctx->nrails, theirs, nr, peer_of);
     } else {
         sr_rails_pair(theirs, nr, mine, ctx->nrails, pair);
@@ -199,7 +205,8 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
     const char *rails = p + sizeof(hdr);
     const char *qpns = rails + hdr.nrails * sizeof(sr_ib_rail_addr_t);
     int me = ctx->params.my_pe;
-    (void)len;
+    if (pe >= ctx->params.n_pes)
+        return sr_ib_peer_connect(ctx, pe, addr, len, ep_p);
 
     sr_tl_ep_t *ep = calloc(1, sizeof(*ep));
     if (ep == NULL)
@@ -214,7 +221,7 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
     int nr = hdr.nrails < SR_IB_MAX_RAILS ? (int)hdr.nrails : SR_IB_MAX_RAILS;
     for (int i = 0; i < nr; i++)
         memcpy(&ras[i], rails + i * sizeof(ras[i]), sizeof(ras[i]));
-    sr_ib_pair_rails(ctx, pe, ras, nr, peer_of);
+    sr_ib_pair_rails(ctx, pe, ras, nr, ctx->params.my_pe <= pe, peer_of);
     for (int r = 0; r < ctx->nrails; r++)
         ep->peer_rail[r] = (int8_t)peer_of[r];
     if (qpp != ctx->qpp || nr != ctx->nrails)
@@ -280,7 +287,8 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
 void sr_ib_disconnect(sr_tl_ep_t *ep)
 {
     /* QPs belong to the context and go at fini; the endpoint struct too. */
-    (void)ep;
+    if (ep->conn)
+        sr_ib_peer_disconnect(ep);
 }
 
 int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max)

@@ -15,6 +15,19 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
     lane->state = SR_IB_LANE_DRAIN;
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
+    if (ep->conn) {
+        /* Between jobs there is no channel to repair over (peer.c). */
+        lane->state = SR_IB_LANE_DEAD;
+        lane->refused = 0;
+        SR_IB_STORE(ep->ctx->replays, 1);
+        struct ibv_qp_attr e = { .qp_state = IBV_QPS_ERR };
+        ibv_modify_qp(lane->qp, &e, IBV_QP_STATE);
+        if (why && !SR_IB_LOAD(ep->gone))
+            sr_warn("verbs: lane to connected peer %d on %s:%d (QP %u) is down: %s; not "
+                    "repaired between jobs", ep->pe, lane->rail->dev->name, lane->rail->port,
+                    lane->qp->qp_num, why);
+        return;
+    }
     lane->asked = 0;
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
     /* In error, the QP flushes what it still holds: that is the drain. */
@@ -267,8 +280,8 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
 {
     if (!sr_ib_flag_take(ctx, &ctx->lane_events) || ctx->params.lane_cb == NULL)
         return;
-    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-        sr_tl_ep_t *ep = ctx->eps[pe];
+    for (int pe = 0; pe < ctx->neps; pe++) {
+        sr_tl_ep_t *ep = SR_IB_LOAD(ctx->eps[pe]);
         for (int l = 0; ep && l < ep->nlanes; l++) {
             sr_ib_lane_t *lane = &ep->lanes[l];
             sr_ib_lock(ctx, &lane->lock);

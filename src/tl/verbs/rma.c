@@ -116,9 +116,11 @@ void sr_ib_post_held(sr_tl_ctx_t *ctx)
 {
     if (!sr_ib_flag_take(ctx, &ctx->held))
         return;
-    for (int pe = 0; pe < ctx->params.n_pes; pe++)
-        if (ctx->eps[pe])
-            sr_ib_ep_post_end(ctx->eps[pe]);
+    for (int pe = 0; pe < ctx->neps; pe++) {
+        sr_tl_ep_t *ep = SR_IB_LOAD(ctx->eps[pe]);
+        if (ep)
+            sr_ib_ep_post_end(ep);
+    }
 }
 
 /* Queues op on lane behind what it holds. */

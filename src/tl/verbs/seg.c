@@ -112,6 +112,13 @@ static symrail_status_t sr_ib_lsegs_publish(sr_tl_ctx_t *ctx, const sr_ib_lseg_t
             pthread_mutex_lock(&ctx->lanes[l].lock);
             pthread_mutex_unlock(&ctx->lanes[l].lock);
         }
+        for (int pe = ctx->params.n_pes; pe < ctx->neps; pe++) {
+            sr_tl_ep_t *ep = SR_IB_LOAD(ctx->eps[pe]);
+            for (int l = 0; ep && l < ep->nlanes; l++) {
+                pthread_mutex_lock(&ep->lanes[l].lock);
+                pthread_mutex_unlock(&ep->lanes[l].lock);
+            }
+        }
     }
     free(old);
     return SYMRAIL_OK;
@@ -366,6 +373,8 @@ void sr_ib_rkey_release(sr_tl_ep_t *ep, uint32_t rk)
 
 symrail_status_t sr_ib_fail_status(sr_tl_ep_t *ep, sr_ib_op_t *op, enum ibv_wc_status wst)
 {
+    if (SR_IB_LOAD(ep->gone))
+        return SYMRAIL_ERR_PEER_GONE;  /* a connected peer that left (peer.c) */
     sr_ib_rseg_t *rs = op->region >= SR_TL_REGION_SEG0 ? sr_ib_rseg(ep, op->region) : NULL;
     if (rs && wst == IBV_WC_REM_ACCESS_ERR) {
         int live = SR_IB_RSEG_LIVE;
