@@ -13,6 +13,8 @@
 #   --smp N        guest CPUs (default 2)
 #   --timeout S    kill the guest after S seconds and exit 124 (default 600)
 #   --env VAR=val  export VAR in the guest before CMD (repeatable)
+#   --kernel VER   guest kernel: a version or its prefix (6.12), latest, or
+#                  default (SYMRAIL_RXE_KERNEL; see below)
 #   --install      install the Debian packages this needs with apt-get
 #                  (same as SYMRAIL_RXE_INSTALL=1); alone, only installs
 #
@@ -31,7 +33,14 @@
 # to another in the same guest does not (QP modify to RTR fails on 6.1), so
 # a multi-rail test uses every device in loopback.
 #
-# The kernel is the newest /boot/vmlinuz-* whose /lib/modules has rdma_rxe.
+# The kernel is one of the /boot/vmlinuz-* whose /lib/modules has rdma_rxe:
+# --kernel (or SYMRAIL_RXE_KERNEL) names it by version or version prefix
+# ("6.12", "6.1.0-57-amd64"), "latest" is the newest, and "default" (the
+# default) is the one Debian's linux-image-amd64 depends on, else the newest.
+# On 6.1 rxe runs a user QP's whole send path (requester, loopback responder,
+# completer) inside the ibv_post_send doorbell; from about 6.4 on it queues
+# that work, so a post returns as with hardware, which latency measurements
+# notice.
 # The initramfs and an uncompressed copy of the kernel (which boots much
 # faster under emulation) are cached in
 # ${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symrail-rxe}/<kernel>/.
@@ -49,7 +58,7 @@ PATH=$PATH:/usr/sbin:/sbin
 PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils perftest iproute2"
 
 usage() {
-    sed -n '6,17s/^# \{0,1\}//p' "$here/run-in-vm.sh"
+    sed -n '6,19s/^# \{0,1\}//p' "$here/run-in-vm.sh"
 }
 die() { echo "$me: $*" >&2; exit 2; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -61,15 +70,16 @@ q() {
 }
 
 devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
+kernel_choice=${SYMRAIL_RXE_KERNEL:-default}
 env_lines=
 while [ $# -gt 0 ]; do
     case $1 in
-        --devices | --mem | --smp | --timeout | --env)
+        --devices | --mem | --smp | --timeout | --env | --kernel)
             [ $# -ge 2 ] || die "$1 needs a value"
             opt=$1 val=$2
             shift 2
             ;;
-        --devices=* | --mem=* | --smp=* | --timeout=* | --env=*)
+        --devices=* | --mem=* | --smp=* | --timeout=* | --env=* | --kernel=*)
             opt=${1%%=*} val=${1#*=}
             shift
             ;;
@@ -80,6 +90,12 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
     case $opt in
+        --kernel)
+            case $val in
+                '' | *[!A-Za-z0-9.+_~-]*) die "--kernel: bad version '$val'" ;;
+            esac
+            kernel_choice=$val
+            ;;
         --env)
             case $val in
                 [A-Za-z_]*=*) ;;
@@ -109,8 +125,8 @@ done
 
 # ---- what is needed, and installing it -----------------------------------------
 
-# The newest kernel image whose modules include rdma_rxe.
-find_kernel() {
+# Installed kernels whose modules include rdma_rxe, oldest first.
+rxe_kernels() {
     for k in /boot/vmlinuz-*; do
         [ -r "$k" ] || continue
         v=${k#/boot/vmlinuz-}
@@ -118,7 +134,40 @@ find_kernel() {
         if find "/lib/modules/$v/kernel/drivers/infiniband" -name 'rdma_rxe.ko*' 2>/dev/null | grep -q .; then
             echo "$v"
         fi
-    done | sort -V | tail -n 1
+    done | sort -V
+}
+
+# The distribution's default kernel: the one its linux-image-amd64
+# meta-package depends on (Debian), when that one is among the candidates.
+distro_kernel() {
+    command -v dpkg-query >/dev/null || return 0
+    dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | tr ',|' '\n\n' |
+        sed -n 's/^ *linux-image-\([^ ]*\).*/\1/p' | sed 's/-unsigned$//' | head -n 1
+}
+
+# The kernel that $kernel_choice names: a version or a prefix of one ending
+# at a component ("6.12" matches 6.12.117+deb12-amd64, not 6.1.0-57), or
+# "latest" (the newest), or "default" (the distribution's default kernel if it
+# has rdma_rxe, else the newest).  Prints nothing when none matches.
+find_kernel() {
+    _all=$(rxe_kernels)
+    case $kernel_choice in
+        latest) printf '%s\n' "$_all" | tail -n 1; return ;;
+        default)
+            _d=$(distro_kernel)
+            if [ -n "$_d" ] && printf '%s\n' "$_all" | grep -qxF -- "$_d"; then
+                echo "$_d"
+            else
+                printf '%s\n' "$_all" | tail -n 1
+            fi
+            return
+            ;;
+    esac
+    printf '%s\n' "$_all" | while read -r _v; do
+        case $_v in
+            "$kernel_choice" | "$kernel_choice".* | "$kernel_choice"-* | "$kernel_choice"+*) echo "$_v" ;;
+        esac
+    done | tail -n 1
 }
 
 find_busybox() {
@@ -144,7 +193,13 @@ have_rxe_provider() {
 # Prints the first missing piece, nothing when all is there.
 missing() {
     command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; return; }
-    [ -n "$(find_kernel)" ] || { echo "no kernel in /boot with the rdma_rxe module"; return; }
+    if [ -z "$(find_kernel)" ]; then
+        case $kernel_choice in
+            default | latest) echo "no kernel in /boot with the rdma_rxe module" ;;
+            *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' '))" ;;
+        esac
+        return
+    fi
     [ -n "$(find_busybox)" ] || { echo "no statically linked busybox (busybox-static)"; return; }
     for t in modinfo modprobe ip rdma; do
         command -v "$t" >/dev/null || { echo "$t is not installed"; return; }
