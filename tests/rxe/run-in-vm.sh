@@ -196,7 +196,7 @@ missing() {
     if [ -z "$(find_kernel)" ]; then
         case $kernel_choice in
             default | latest) echo "no kernel in /boot with the rdma_rxe module" ;;
-            *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' '))" ;;
+            *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' ' | sed 's/ $//'))" ;;
         esac
         return
     fi
