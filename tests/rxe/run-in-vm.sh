@@ -13,8 +13,8 @@
 #   --smp N        guest CPUs (default 2)
 #   --timeout S    kill the guest after S seconds and exit 124 (default 600)
 #   --env VAR=val  export VAR in the guest before CMD (repeatable)
-#   --kernel VER   guest kernel: a version or its prefix (6.12), latest, or
-#                  default (SYMRAIL_RXE_KERNEL; see below)
+#   --kernel VER   guest kernel: a version or its prefix (6.12, 6.1), or
+#                  latest (the default; SYMRAIL_RXE_KERNEL; see below)
 #   --install      install the Debian packages this needs with apt-get
 #                  (same as SYMRAIL_RXE_INSTALL=1); alone, only installs
 #
@@ -35,12 +35,12 @@
 #
 # The kernel is one of the /boot/vmlinuz-* whose /lib/modules has rdma_rxe:
 # --kernel (or SYMRAIL_RXE_KERNEL) names it by version or version prefix
-# ("6.12", "6.1.0-57-amd64"), "latest" is the newest, and "default" (the
-# default) is the one Debian's linux-image-amd64 depends on, else the newest.
+# ("6.12", "6.1.0-57-amd64"); "latest", the default, is the newest.
 # On 6.1 rxe runs a user QP's whole send path (requester, loopback responder,
-# completer) inside the ibv_post_send doorbell; from about 6.4 on it queues
-# that work, so a post returns as with hardware, which latency measurements
-# notice.
+# completer) inside the ibv_post_send doorbell; 6.12's rxe_post_send only
+# schedules that work on a workqueue, so a post returns as with hardware,
+# which latency measurements notice.  --install adds Debian 12's 6.12 kernel
+# (linux-image-6.12-amd64) where the archive has it.
 # The initramfs and an uncompressed copy of the kernel (which boots much
 # faster under emulation) are cached in
 # ${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symrail-rxe}/<kernel>/.
@@ -70,7 +70,7 @@ q() {
 }
 
 devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
-kernel_choice=${SYMRAIL_RXE_KERNEL:-default}
+kernel_choice=${SYMRAIL_RXE_KERNEL:-latest}
 env_lines=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -137,31 +137,13 @@ rxe_kernels() {
     done | sort -V
 }
 
-# The distribution's default kernel: the one its linux-image-amd64
-# meta-package depends on (Debian), when that one is among the candidates.
-distro_kernel() {
-    command -v dpkg-query >/dev/null || return 0
-    dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | tr ',|' '\n\n' |
-        sed -n 's/^ *linux-image-\([^ ]*\).*/\1/p' | sed 's/-unsigned$//' | head -n 1
-}
-
 # The kernel that $kernel_choice names: a version or a prefix of one ending
 # at a component ("6.12" matches 6.12.117+deb12-amd64, not 6.1.0-57), or
-# "latest" (the newest), or "default" (the distribution's default kernel if it
-# has rdma_rxe, else the newest).  Prints nothing when none matches.
+# "latest" (the newest).  Prints nothing when none matches.
 find_kernel() {
     _all=$(rxe_kernels)
     case $kernel_choice in
         latest) printf '%s\n' "$_all" | tail -n 1; return ;;
-        default)
-            _d=$(distro_kernel)
-            if [ -n "$_d" ] && printf '%s\n' "$_all" | grep -qxF -- "$_d"; then
-                echo "$_d"
-            else
-                printf '%s\n' "$_all" | tail -n 1
-            fi
-            return
-            ;;
     esac
     printf '%s\n' "$_all" | while read -r _v; do
         case $_v in
@@ -195,7 +177,7 @@ missing() {
     command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; return; }
     if [ -z "$(find_kernel)" ]; then
         case $kernel_choice in
-            default | latest) echo "no kernel in /boot with the rdma_rxe module" ;;
+            latest) echo "no kernel in /boot with the rdma_rxe module" ;;
             *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' ' | sed 's/ $//'))" ;;
         esac
         return
@@ -207,9 +189,15 @@ missing() {
     have_rxe_provider || { echo "the rxe verbs provider (ibverbs-providers) is not installed"; return; }
 }
 
+# A newer kernel than Debian 12's default one, where the archive has it.
+kernel_packages() {
+    command -v apt-cache >/dev/null || return 0
+    apt-cache show linux-image-6.12-amd64 >/dev/null 2>&1 && echo linux-image-6.12-amd64
+}
+
 # Debian packages of $PACKAGES that are not installed.
 packages_missing() {
-    for p in $PACKAGES; do
+    for p in $PACKAGES $(kernel_packages); do
         dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || printf '%s ' "$p"
     done
 }
@@ -230,10 +218,11 @@ if [ -n "$what" ] || { [ "$install" = 1 ] && [ $# -eq 0 ]; }; then
             command -v sudo >/dev/null || skip "$what, and installing needs root"
             sudo=sudo
         fi
-        echo "$me: $what; installing $PACKAGES" >&2
+        $sudo apt-get update -qq >&2 || { echo "$me: apt-get update failed" >&2; exit 1; }
+        pkgs="$PACKAGES $(kernel_packages)"
+        echo "$me: $what; installing $pkgs" >&2
         # shellcheck disable=SC2086
-        $sudo apt-get update -qq >&2 &&
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $PACKAGES >&2 ||
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $pkgs >&2 ||
             { echo "$me: apt-get install failed" >&2; exit 1; }
         what=$(missing)
         [ -z "$what" ] || { echo "$me: still missing after installing: $what" >&2; exit 1; }
