@@ -30,8 +30,8 @@
 # In the guest: rxeI is on veth vrxeIa, 10.77.I.1/24; GID index 1 is the
 # IPv4-mapped ::ffff:10.77.I.1 (index 0 the link-local one).  Each device
 # works in loopback (both ends on the same rxeI); traffic from one rxe device
-# to another in the same guest does not (QP modify to RTR fails on 6.1), so
-# a multi-rail test uses every device in loopback.
+# to another in the same guest does not (QP modify to RTR fails on 6.1 and
+# on 6.12), so a multi-rail test uses every device in loopback.
 #
 # The kernel is one of the /boot/vmlinuz-* whose /lib/modules has rdma_rxe:
 # --kernel (or SYMRAIL_RXE_KERNEL) names it by version or version prefix
