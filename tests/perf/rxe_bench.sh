@@ -24,7 +24,8 @@
 # SYMRAIL_* variables set by the caller reach the guest (for experiments:
 # SYMRAIL_SLICE_SIZE=1M, SYMRAIL_IB_QPS_PER_PEER=1, ...), except that
 # SYMRAIL_TRANSPORTS and SYMRAIL_IB_DEVICES are always verbs and rxe0;
-# SYMRAIL_HEAP_SIZE defaults to 256M.  The guest gets RXE_BENCH_MEM MiB
+# SYMRAIL_HEAP_SIZE defaults to 256M; SYMRAIL_RXE_* (the guest kernel:
+# SYMRAIL_RXE_KERNEL=6.1) are the test bed's.  The guest gets RXE_BENCH_MEM MiB
 # (default 3072) and RXE_BENCH_TIMEOUT seconds (default 900).  Exit 77 when
 # qemu, a kernel with rdma_rxe or perftest is missing.
 set -u
@@ -55,7 +56,7 @@ if [ "${1:-}" != --in-guest ]; then
                 passes=$2; shift 2 ;;
             --log) [ $# -ge 2 ] || { echo "$me: --log needs a file" >&2; exit 2; }
                 log=$2; shift 2 ;;
-            -h | --help) sed -n '2,30s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
+            -h | --help) sed -n '2,31s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
             *) echo "$me: unknown argument $1 (see --help)" >&2; exit 2 ;;
         esac
     done
@@ -71,7 +72,9 @@ if [ "${1:-}" != --in-guest ]; then
     # The caller's SYMRAIL_* knobs, passed on; the rail is fixed below.
     set --
     for v in $(env | sed -n 's/^\(SYMRAIL_[A-Za-z0-9_]*\)=.*/\1/p'); do
-        case $v in SYMRAIL_TRANSPORTS | SYMRAIL_IB_DEVICES) continue ;; esac
+        # SYMRAIL_RXE_* steer the test bed (run-in-vm.sh reads them here), not
+        # the library, which would warn about them.
+        case $v in SYMRAIL_TRANSPORTS | SYMRAIL_IB_DEVICES | SYMRAIL_RXE_*) continue ;; esac
         eval "set -- \"\$@\" --env \"$v=\${$v}\""
     done
     exec sh "$here/../rxe/run-in-vm.sh" --devices 1 --mem "${RXE_BENCH_MEM:-3072}" \

@@ -13,6 +13,8 @@
 #   --smp N        guest CPUs (default 2)
 #   --timeout S    kill the guest after S seconds and exit 124 (default 600)
 #   --env VAR=val  export VAR in the guest before CMD (repeatable)
+#   --kernel VER   guest kernel: a version or its prefix (6.12, 6.1), or
+#                  latest (the default; SYMRAIL_RXE_KERNEL; see below)
 #   --install      install the Debian packages this needs with apt-get
 #                  (same as SYMRAIL_RXE_INSTALL=1); alone, only installs
 #
@@ -28,10 +30,17 @@
 # In the guest: rxeI is on veth vrxeIa, 10.77.I.1/24; GID index 1 is the
 # IPv4-mapped ::ffff:10.77.I.1 (index 0 the link-local one).  Each device
 # works in loopback (both ends on the same rxeI); traffic from one rxe device
-# to another in the same guest does not (QP modify to RTR fails on 6.1), so
-# a multi-rail test uses every device in loopback.
+# to another in the same guest does not (QP modify to RTR fails on 6.1 and
+# on 6.12), so a multi-rail test uses every device in loopback.
 #
-# The kernel is the newest /boot/vmlinuz-* whose /lib/modules has rdma_rxe.
+# The kernel is one of the /boot/vmlinuz-* whose /lib/modules has rdma_rxe:
+# --kernel (or SYMRAIL_RXE_KERNEL) names it by version or version prefix
+# ("6.12", "6.1.0-57-amd64"); "latest", the default, is the newest.
+# On 6.1 rxe runs a user QP's whole send path (requester, loopback responder,
+# completer) inside the ibv_post_send doorbell; 6.12's rxe_post_send only
+# schedules that work on a workqueue, so a post returns as with hardware,
+# which latency measurements notice.  --install adds Debian 12's 6.12 kernel
+# (linux-image-6.12-amd64) where the archive has it.
 # The initramfs and an uncompressed copy of the kernel (which boots much
 # faster under emulation) are cached in
 # ${SYMRAIL_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symrail-rxe}/<kernel>/.
@@ -49,7 +58,7 @@ PATH=$PATH:/usr/sbin:/sbin
 PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils perftest iproute2"
 
 usage() {
-    sed -n '6,17s/^# \{0,1\}//p' "$here/run-in-vm.sh"
+    sed -n '6,19s/^# \{0,1\}//p' "$here/run-in-vm.sh"
 }
 die() { echo "$me: $*" >&2; exit 2; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -61,15 +70,16 @@ q() {
 }
 
 devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
+kernel_choice=${SYMRAIL_RXE_KERNEL:-latest}
 env_lines=
 while [ $# -gt 0 ]; do
     case $1 in
-        --devices | --mem | --smp | --timeout | --env)
+        --devices | --mem | --smp | --timeout | --env | --kernel)
             [ $# -ge 2 ] || die "$1 needs a value"
             opt=$1 val=$2
             shift 2
             ;;
-        --devices=* | --mem=* | --smp=* | --timeout=* | --env=*)
+        --devices=* | --mem=* | --smp=* | --timeout=* | --env=* | --kernel=*)
             opt=${1%%=*} val=${1#*=}
             shift
             ;;
@@ -80,6 +90,12 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
     case $opt in
+        --kernel)
+            case $val in
+                '' | *[!A-Za-z0-9.+_~-]*) die "--kernel: bad version '$val'" ;;
+            esac
+            kernel_choice=$val
+            ;;
         --env)
             case $val in
                 [A-Za-z_]*=*) ;;
@@ -109,8 +125,8 @@ done
 
 # ---- what is needed, and installing it -----------------------------------------
 
-# The newest kernel image whose modules include rdma_rxe.
-find_kernel() {
+# Installed kernels whose modules include rdma_rxe, oldest first.
+rxe_kernels() {
     for k in /boot/vmlinuz-*; do
         [ -r "$k" ] || continue
         v=${k#/boot/vmlinuz-}
@@ -118,7 +134,22 @@ find_kernel() {
         if find "/lib/modules/$v/kernel/drivers/infiniband" -name 'rdma_rxe.ko*' 2>/dev/null | grep -q .; then
             echo "$v"
         fi
-    done | sort -V | tail -n 1
+    done | sort -V
+}
+
+# The kernel that $kernel_choice names: a version or a prefix of one ending
+# at a component ("6.12" matches 6.12.117+deb12-amd64, not 6.1.0-57), or
+# "latest" (the newest).  Prints nothing when none matches.
+find_kernel() {
+    _all=$(rxe_kernels)
+    case $kernel_choice in
+        latest) printf '%s\n' "$_all" | tail -n 1; return ;;
+    esac
+    printf '%s\n' "$_all" | while read -r _v; do
+        case $_v in
+            "$kernel_choice" | "$kernel_choice".* | "$kernel_choice"-* | "$kernel_choice"+*) echo "$_v" ;;
+        esac
+    done | tail -n 1
 }
 
 find_busybox() {
@@ -144,7 +175,13 @@ have_rxe_provider() {
 # Prints the first missing piece, nothing when all is there.
 missing() {
     command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; return; }
-    [ -n "$(find_kernel)" ] || { echo "no kernel in /boot with the rdma_rxe module"; return; }
+    if [ -z "$(find_kernel)" ]; then
+        case $kernel_choice in
+            latest) echo "no kernel in /boot with the rdma_rxe module" ;;
+            *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' ' | sed 's/ $//'))" ;;
+        esac
+        return
+    fi
     [ -n "$(find_busybox)" ] || { echo "no statically linked busybox (busybox-static)"; return; }
     for t in modinfo modprobe ip rdma; do
         command -v "$t" >/dev/null || { echo "$t is not installed"; return; }
@@ -152,9 +189,15 @@ missing() {
     have_rxe_provider || { echo "the rxe verbs provider (ibverbs-providers) is not installed"; return; }
 }
 
+# A newer kernel than Debian 12's default one, where the archive has it.
+kernel_packages() {
+    command -v apt-cache >/dev/null || return 0
+    apt-cache show linux-image-6.12-amd64 >/dev/null 2>&1 && echo linux-image-6.12-amd64
+}
+
 # Debian packages of $PACKAGES that are not installed.
 packages_missing() {
-    for p in $PACKAGES; do
+    for p in $PACKAGES $(kernel_packages); do
         dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || printf '%s ' "$p"
     done
 }
@@ -175,10 +218,11 @@ if [ -n "$what" ] || { [ "$install" = 1 ] && [ $# -eq 0 ]; }; then
             command -v sudo >/dev/null || skip "$what, and installing needs root"
             sudo=sudo
         fi
-        echo "$me: $what; installing $PACKAGES" >&2
+        $sudo apt-get update -qq >&2 || { echo "$me: apt-get update failed" >&2; exit 1; }
+        pkgs="$PACKAGES $(kernel_packages)"
+        echo "$me: $what; installing $pkgs" >&2
         # shellcheck disable=SC2086
-        $sudo apt-get update -qq >&2 &&
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $PACKAGES >&2 ||
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $pkgs >&2 ||
             { echo "$me: apt-get install failed" >&2; exit 1; }
         what=$(missing)
         [ -z "$what" ] || { echo "$me: still missing after installing: $what" >&2; exit 1; }

@@ -48,6 +48,16 @@ check_run() {
     return 1
 }
 
+# (0) a kernel that is not installed: skip, naming the ones there are.
+name="--kernel with no such kernel skips"
+"$R" --kernel 0.0.0-none -- true > "$out" 2>&1
+rc=$?
+if [ "$rc" = 77 ] && grep -q 'no kernel 0.0.0-none .*there are: .' "$out"; then
+    pass "$name"
+else
+    fail "$name" "exit status $rc, expected 77 and the installed kernels"
+fi
+
 # (1) one device
 name="ibv_devices lists rxe0"
 if check_run "$name" 0 -- ibv_devices; then
