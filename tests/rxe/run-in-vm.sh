@@ -35,11 +35,13 @@
 #
 # The kernel is one of the /boot/vmlinuz-* whose /lib/modules has rdma_rxe:
 # --kernel (or SYMRAIL_RXE_KERNEL) names it by version or version prefix
-# ("6.12", "6.1.0-57-amd64"); "latest", the default, is the newest.
+# ("6.12", "6.1.0-57-amd64"), "latest" the newest; the default, "stock",
+# is Debian 12's own 6.1 where it is installed (what the suite is proven
+# on), else the newest.
 # On 6.1 rxe runs a user QP's whole send path (requester, loopback responder,
 # completer) inside the ibv_post_send doorbell; 6.12's rxe_post_send only
 # schedules that work on a workqueue, so a post returns as with hardware,
-# which latency measurements notice.  --install adds Debian 12's 6.12 kernel
+# which latency measurements notice.  --install with --kernel 6.12 adds Debian 12's 6.12 kernel
 # (linux-image-6.12-amd64) where the archive has it.
 # The initramfs and an uncompressed copy of the kernel (which boots much
 # faster under emulation) are cached in
@@ -70,7 +72,7 @@ q() {
 }
 
 devices=1 mem=2048 smp=2 tmo=600 install=${SYMRAIL_RXE_INSTALL:-0}
-kernel_choice=${SYMRAIL_RXE_KERNEL:-latest}
+kernel_choice=${SYMRAIL_RXE_KERNEL:-stock}
 env_lines=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -144,6 +146,11 @@ find_kernel() {
     _all=$(rxe_kernels)
     case $kernel_choice in
         latest) printf '%s\n' "$_all" | tail -n 1; return ;;
+        stock)
+            _v=$(printf '%s\n' "$_all" | grep -E '^6[.]1[.-]' | tail -n 1)
+            [ -n "$_v" ] || _v=$(printf '%s\n' "$_all" | tail -n 1)
+            [ -z "$_v" ] || echo "$_v"
+            return ;;
     esac
     printf '%s\n' "$_all" | while read -r _v; do
         case $_v in
@@ -177,7 +184,7 @@ missing() {
     command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; return; }
     if [ -z "$(find_kernel)" ]; then
         case $kernel_choice in
-            latest) echo "no kernel in /boot with the rdma_rxe module" ;;
+            latest | stock) echo "no kernel in /boot with the rdma_rxe module" ;;
             *) echo "no kernel $kernel_choice in /boot with the rdma_rxe module (there are: $(rxe_kernels | tr '\n' ' ' | sed 's/ $//'))" ;;
         esac
         return
@@ -191,6 +198,7 @@ missing() {
 
 # A newer kernel than Debian 12's default one, where the archive has it.
 kernel_packages() {
+    case $kernel_choice in 6.12*) ;; *) return 0 ;; esac
     command -v apt-cache >/dev/null || return 0
     apt-cache show linux-image-6.12-amd64 >/dev/null 2>&1 && echo linux-image-6.12-amd64
 }
