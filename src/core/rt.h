@@ -361,11 +361,11 @@ enum {
 /* Drives the transports, and the completions and retries of ctx (NULL: of
  * no context; in a single-threaded job every context's are handled). */
 int  sr_progress(sr_ctx_t *ctx);
+/* After wireup: how long waits poll before they sleep (progress.c). */
+void sr_wait_setup(void);
 /* Waits until cond(arg) is true, progressing ctx (may be NULL).  timeout_ms
  * 0 means no limit; dead peers end the wait with SYMRAIL_ERR_PEER_GONE.
  * `what` names the wait in messages. */
-/* After wireup: how long waits poll before they sleep (progress.c). */
-void sr_wait_setup(void);
 symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
                          uint64_t timeout_ms, const char *what);
 /* req.c */
