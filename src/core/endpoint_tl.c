@@ -23,30 +23,48 @@ void sr_ep_tl_reset(void)
     sr_ep_verbs_tried = 0;
 }
 
+/* The running transport `name`, or NULL. */
+static sr_tl_slot_t *sr_ep_running(const char *name)
+{
+    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (strcmp(sr_rt.tls[i].ops->name, name) == 0)
+            return &sr_rt.tls[i];
+    return NULL;
+}
+
+/* Starts `ops` for connected peers: its slot, or NULL with the status. */
+static sr_tl_slot_t *sr_ep_start(const sr_tl_ops_t *ops, symrail_status_t *st_p)
+{
+    *st_p = sr_tl_open(ops, 1);
+    if (*st_p != SYMRAIL_OK)
+        return NULL;
+    sr_regions_tl_added(sr_rt.ntls - 1);
+    /* Waits sleep on one transport only where it carries every peer; the
+     * long shm wait reads job peers' words only. */
+    sr_rt.sleeper = -1;
+    sr_rt.spin_ns = 0;
+    return &sr_rt.tls[sr_rt.ntls - 1];
+}
+
 /* The TCP transport's slot, started now if the job did not start it;
  * sr_ep_lock held. */
 sr_tl_slot_t *sr_ep_tcp(const char *fn)
 {
-    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (strcmp(sr_rt.tls[i].ops->name, "tcp") == 0)
-            return &sr_rt.tls[i];
+    sr_tl_slot_t *slot = sr_ep_running("tcp");
+    if (slot != NULL)
+        return slot;
     const sr_tl_ops_t *ops = sr_tl_by_name("tcp");
     if (ops == NULL) {
         sr_error("%s: this build has no TCP transport, which connected jobs use", fn);
         return NULL;
     }
-    symrail_status_t st = sr_tl_open(ops, 1);
-    if (st != SYMRAIL_OK) {
+    symrail_status_t st;
+    if ((slot = sr_ep_start(ops, &st)) == NULL) {
         sr_error("%s: the TCP transport, which connected jobs use, cannot start: %s", fn,
                  symrail_strerror(st));
         return NULL;
     }
-    sr_tl_slot_t *slot = &sr_rt.tls[sr_rt.ntls - 1];
-    sr_regions_tl_added(sr_rt.ntls - 1);
-    /* Waits sleep on one transport only where it carries every peer. */
-    sr_rt.sleeper = -1;
-    sr_rt.spin_ns = 0;  /* the long shm wait reads job peers' words only */
     sr_info("TCP started for connected jobs");
     return slot;
 }
@@ -56,24 +74,18 @@ sr_tl_slot_t *sr_ep_tcp(const char *fn)
  * *tried); NULL where there is none.  sr_ep_lock held. */
 static sr_tl_slot_t *sr_ep_extra(const char *name, int *tried, const char *what)
 {
-    int n = __atomic_load_n(&sr_rt.ntls, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (strcmp(sr_rt.tls[i].ops->name, name) == 0)
-            return &sr_rt.tls[i];
+    sr_tl_slot_t *slot = sr_ep_running(name);
+    if (slot != NULL)
+        return slot;
     const sr_tl_ops_t *ops = sr_tl_by_name(name);
     if (*tried || ops == NULL || !sr_list_has(sr_rt.env.transports, name))
         return NULL;
     *tried = 1;
-    symrail_status_t st = sr_tl_open(ops, 1);
-    if (st != SYMRAIL_OK) {
+    symrail_status_t st;
+    if ((slot = sr_ep_start(ops, &st)) == NULL)
         sr_info("%s cannot start for connected jobs (%s): they use TCP", what,
                 symrail_strerror(st));
-        return NULL;
-    }
-    sr_regions_tl_added(sr_rt.ntls - 1);
-    sr_rt.sleeper = -1;
-    sr_rt.spin_ns = 0;
-    return &sr_rt.tls[sr_rt.ntls - 1];
+    return slot;
 }
 
 /* The shared-memory transport for connected peers on this host. */
