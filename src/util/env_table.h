@@ -81,6 +81,8 @@ SR_ENV(tcp_if,        SYMRAIL_TCP_IF,        STRING, "", "*",
        "TCP interfaces: comma list of names or IPv4 CIDRs (eth0, 10.10.0.0/16); empty: every non-loopback IPv4 interface, plus loopback when all PEs share one host")
 SR_ENV(tcp_max_inflight, SYMRAIL_TCP_MAX_INFLIGHT, SIZE, "8M", "4K..16G",
        "Bytes of put/get data in flight per TCP connection before slices wait")
+SR_ENV(tcp_sockbuf,   SYMRAIL_TCP_SOCKBUF,   SIZE,   "0", "0..1G",
+       "Send and receive buffer of each TCP data connection (SO_SNDBUF, SO_RCVBUF); 0: the kernel sizes them itself (autotuning)")
 SR_ENV(tcp_max_ops,   SYMRAIL_TCP_MAX_OPS,   UINT,   "1024", "1..1048576",
        "Requests in flight per TCP connection before slices wait")
 SR_ENV(tcp_addr_file, SYMRAIL_TCP_ADDR_FILE, STRING, "", "*",

@@ -168,6 +168,7 @@ static symrail_status_t sr_tcp_dial(sr_tl_ctx_t *ctx, int pe, int lane, const sr
         sr_error("tcp: socket() failed: %s", strerror(err));
         return sr_status_from_errno(err);
     }
+    sr_tcp_sockbuf(ctx, fd);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         int err = errno;
         if (err == EINPROGRESS) {

@@ -72,6 +72,7 @@ static symrail_status_t sr_tcp_listen_one(sr_tl_ctx_t *ctx, const sr_tcp_ip_t *i
         return sr_status_from_errno(err);
     }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sr_tcp_sockbuf(ctx, fd);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
         int err = errno;
@@ -207,6 +208,20 @@ int sr_tcp_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len)
         a.naddrs < 1 || a.naddrs > SR_TCP_MAX_ADDRS || a.nlanes < 1)
         return 0;
     return !ctx->params.is_local[pe] || ctx->params.serve_local;
+}
+
+/* A fixed buffer turns the kernel's autotuning off; it must be set before
+ * connect() (or on the listener, which accepted sockets inherit) for the
+ * receive window to be scaled to it. */
+void sr_tcp_sockbuf(sr_tl_ctx_t *ctx, int fd)
+{
+    uint64_t b = ctx->params.env->tcp_sockbuf;
+    int v = (int)b;
+    if (!b)
+        return;
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) != 0)
+        sr_warn("tcp: cannot set socket buffers to %d bytes (SYMRAIL_TCP_SOCKBUF): %m", v);
 }
 
 void sr_tcp_sockopts(sr_tl_ctx_t *ctx, int fd)

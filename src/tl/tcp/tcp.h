@@ -395,6 +395,7 @@ symrail_status_t sr_tcp_listen(sr_tl_ctx_t *ctx);
 void sr_tcp_write_addr_file(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
 int sr_tcp_reachable(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len);
+void sr_tcp_sockbuf(sr_tl_ctx_t *ctx, int fd);
 void sr_tcp_sockopts(sr_tl_ctx_t *ctx, int fd);
 int sr_tcp_rank_addrs(sr_tl_ctx_t *ctx, int pe, const sr_tcp_addr_t *a, int *order,
                       int *npref_p);
