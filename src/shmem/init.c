@@ -43,6 +43,9 @@ void sr_sh_not_up(const char *fn)
 int sr_sh_team_pe(const char *fn, const sr_ctx_t *ctx, int pe)
 {
     int wpe = sr_team_world_pe(ctx->team, pe);
+    if (wpe < 0 && !sr_team_valid(ctx->team))
+        sr_sh_fatal(fn, "the context's team was destroyed (shmem_team_destroy) before the "
+                        "context");
     if (wpe < 0)
         sr_sh_fatal(fn, "pe %d is not in the context's team (PEs 0..%d)", pe,
                     ctx->team->size - 1);

@@ -86,6 +86,9 @@ for n in 1 3; do
         "shmem_ctx_int_p: pe $n is not in the context's team \\(PEs 0\\.\\.$((n - 1))\\)" \
         env T_SH_BAD_TEAM_PE=1 "$SYMRUN" -n "$n" --timeout 60 "$S/t_sh_rma"
 done
+run_case "bad input: a context used after its team was destroyed ends the job" nonzero \
+    "shmem_ctx_int_p: the context's team was destroyed \\(shmem_team_destroy\\) before the context" \
+    env T_SH_BAD_TEAM_GONE=1 "$SYMRUN" -n 2 --timeout 60 "$S/t_sh_rma"
 
 # OpenSHMEM's environment variables stand for symrail's.
 run_case "SHMEM_VERSION prints the version" 0 '^symrail [0-9.]+ \(OpenSHMEM 1\.6\)' \

@@ -310,7 +310,13 @@ static void test_team_ctx(void)
         CHECK(shmem_team_create_ctx(rev, 0, &c) == 0, "team_create_ctx");
         shmem_ctx_int_p(c, (int *)shmem_malloc(8), 1, npes);
     }
+    /* A context outliving its team (undefined in OpenSHMEM) can still be
+     * destroyed; used, it ends the job saying why (run_shmem.sh). */
+    CHECK(shmem_team_create_ctx(rev, 0, &c) == 0, "team_create_ctx before team_destroy");
     shmem_team_destroy(rev);
+    if (getenv("T_SH_BAD_TEAM_GONE"))
+        shmem_ctx_int_p(c, (int *)shmem_malloc(8), 1, 0);
+    shmem_ctx_destroy(c);
 }
 
 int main(void)
