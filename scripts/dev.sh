@@ -3,7 +3,8 @@
 #   scripts/dev.sh demo    install what is missing, build, run the KV-cache demo on 4 PEs
 #   scripts/dev.sh ring    install what is missing, build, run the ring demo on 4 PEs
 #   scripts/dev.sh check   install what is missing, build, run every test (the verbs
-#                          tests in a Soft-RoCE qemu guest included)
+#                          tests in a Soft-RoCE qemu guest, the multi-host and
+#                          Slurm tests in network namespaces included)
 #   scripts/dev.sh deps    only install the Debian packages
 # BUILD_DIR (default: build) holds the out-of-tree build.
 set -eu
@@ -16,10 +17,11 @@ PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libib
 rdma-core ibverbs-providers libhwloc-dev libcmocka-dev libssl-dev openmpi-bin procps
 libopenmpi-dev gnuplot-nox"
 # The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh);
-# the multi-host tests use network namespaces; the frame fuzzer needs clang;
-# the Python binding's tests register numpy arrays and torch tensors.
+# the multi-host tests use network namespaces; the Slurm tests start their own
+# munged, slurmctld and slurmds (tests/slurm/cluster.sh); the frame fuzzer
+# needs clang; the Python binding's tests register numpy arrays and torch tensors.
 RXE_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod ibverbs-utils perftest
-iproute2 clang libclang-rt-14-dev python3 python3-numpy python3-torch"
+iproute2 slurm-wlm munge util-linux clang libclang-rt-14-dev python3 python3-numpy python3-torch"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -99,6 +101,7 @@ case ${1:-} in
         make -j"$JOBS" check || rc=$?
         make check-rxe || rc=$?
         make check-multihost || rc=$?
+        make check-slurm || rc=$?
         make check-fuzz || rc=$?
         make check-tsan || rc=$?
         if [ "$rc" -ne 0 ]; then

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Names under Slurm's srun --mpi=pmix, on a Slurm cluster that is already
 # running (SYMRAIL_TEST_SRUN: the srun command line to use, default
-# "srun --mpi=pmix").  Slurm's PMIx plugin may have no publish/lookup: then
+# "srun --mpi=pmix"); make check-slurm runs it in the private cluster of
+# tests/slurm/cluster.sh.  Slurm's PMIx plugin may have no publish/lookup: then
 # every call must say SYMRAIL_ERR_UNSUPPORTED, so that the library falls back
 # to its own channel.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -13,7 +14,7 @@ if ! command -v "$1" >/dev/null 2>&1; then
     exit 77
 fi
 if ! timeout 20 sinfo -h >/dev/null 2>&1; then
-    echo "SKIP: no Slurm controller answers (sinfo failed): start a cluster first"
+    echo "SKIP: no Slurm controller answers (sinfo failed): make check-slurm runs this in a cluster of its own"
     exit 77
 fi
 if ! timeout 20 "$@" --mpi=list 2>&1 | grep -q pmix; then
