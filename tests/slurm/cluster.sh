@@ -43,12 +43,16 @@ bed_free_port() {
     done
 }
 
-# PIDs of processes carrying this bed's mark in their environment.
+# PIDs of the bed's processes: those with its mark in their environment,
+# and those with a file of its directory open.  (slurmstepd writes its
+# title over its environment, but keeps the slurmd log open.)
 bed_marked() {
     dir=${1:-$BED}
     [ -n "$dir" ] || return 0
-    grep -lzxF "SR_SLURM_BED=$dir" /proc/[0-9]*/environ 2>/dev/null |
-        sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -vx "$$"
+    {
+        grep -lzxF "SR_SLURM_BED=$dir" /proc/[0-9]*/environ 2>/dev/null
+        find /proc/[0-9]*/fd -maxdepth 1 -lname "$dir/*" 2>/dev/null
+    } | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -u | grep -vx "$$"
 }
 
 # Runs "$@" with this bed's mark and configuration.  (Not for daemons: a

@@ -15,10 +15,13 @@ for n in 1 4; do
 done
 run_case "srun -n 4: ring example over tcp" 0 '^ring: all data verified' \
     bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=tcp "$E/ring"
+# Over TCP alone, symrail_ptr to a PE on the same host is NULL (T_NO_PTR).
 for tl in shm tcp; do
+    noptr=
+    [ $tl = tcp ] && noptr=,T_NO_PTR=1
     for t in t_rma t_atomic t_signal; do
         run_case "srun -n 4: $t over $tl" 0 '^ok: ' \
-            bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=$tl "$T/$t"
+            bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=$tl$noptr "$T/$t"
     done
 done
 run_case "srun -n 3: t_amo, atomics of every kind" 0 '^ok: atomics of both widths and every kind on 3 PEs' \
