@@ -171,6 +171,12 @@ bed_wait_idle() {
         while read -r what pid; do
             kill -0 "$pid" 2>/dev/null && continue
             bed_log "$what (pid $pid) exited: $(tail -n 5 "$BED/log/$what.out" "$BED/log/$what.log" 2>/dev/null)"
+            # slurmd 22.05 will not run without a cgroup filesystem, whatever
+            # its plugins.
+            if grep -qs 'No filesystem mounted on /sys/fs/cgroup' "$BED/log/$what.out" "$BED/log/$what.log"; then
+                slurm_bed_stop
+                bed_skip "slurmd needs /sys/fs/cgroup, and none is mounted here"
+            fi
             return 1
         done <"$BED/pids"
         sleep 0.2

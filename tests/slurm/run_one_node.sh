@@ -19,11 +19,13 @@ run_case "srun -n 4: ring example over tcp" 0 '^ring: all data verified' \
 for tl in shm tcp; do
     noptr=
     [ $tl = tcp ] && noptr=,T_NO_PTR=1
-    for t in t_rma t_atomic t_signal; do
+    for t in t_rma t_atomic t_signal t_notify t_storm; do
         run_case "srun -n 4: $t over $tl" 0 '^ok: ' \
             bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=$tl$noptr "$T/$t"
     done
 done
+run_case "srun -n 4: t_heap, allocation and no shm name left" 0 '^ok: no shared-memory names left' \
+    bed_srun -n 4 "$T/t_heap"
 run_case "srun -n 3: t_amo, atomics of every kind" 0 '^ok: atomics of both widths and every kind on 3 PEs' \
     bed_srun -n 3 "$T/t_amo"
 run_case "srun -n 4: t_coll, teams, collectives and barriers" 0 '^ok: teams and collectives on 4 PEs' \

@@ -36,7 +36,7 @@ count_case "srun -N 2 -n 4 block: no PE is reached over two transports" 16 \
 # Cyclic: every PE's right neighbour is on the other host (T_NO_PTR).
 run_case "srun -N 2 -n 4 cyclic: t_rma" 0 '^ok: put_nbi/get_nbi' \
     bed_srun -N 2 -n 4 -m cyclic "$T/t_rma"
-for t in t_atomic t_signal t_coll; do
+for t in t_atomic t_signal t_notify t_storm t_coll; do
     run_case "srun -N 2 -n 4 cyclic: $t" 0 '^ok: ' bed_srun -N 2 -n 4 -m cyclic "$T/$t"
 done
 run_case "srun -N 2 -n 4 cyclic: OpenSHMEM t_sh_rma" 0 \
