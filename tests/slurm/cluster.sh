@@ -12,10 +12,12 @@
 # their EXIT trap, slurm_bed_stop), or run by hand:
 #   sh tests/slurm/cluster.sh start 1|2     prints the directory and SLURM_CONF
 #   sh tests/slurm/cluster.sh stop DIR
-# Every process the bed starts carries SR_SLURM_BED=DIR in its environment,
-# and so do the slurmstepds and tasks under it: stopping kills them by that
-# mark (slurmstepd outlives its slurmd), then removes the namespaces and DIR.
-# A start that fails undoes what it did.
+# Every daemon and srun the bed starts carries SR_SLURM_BED=DIR in its
+# environment, and so do the tasks under them; a slurmstepd (which outlives
+# its slurmd) keeps DIR's slurmd log open.  Stopping ends the daemons by
+# their recorded PIDs, then kills whatever still has the mark or a file of
+# DIR open, removes the namespaces and DIR.  A start that fails, or skips,
+# undoes what it did.
 
 SLURM_SBIN=${SLURM_SBIN:-/usr/sbin}
 BED=
@@ -78,11 +80,14 @@ bed_check_tools() {
 bed_conf() {
     ctl=$1
     shift
+    ctlport=$(bed_free_port)
+    dport=$ctlport
+    while [ "$dport" = "$ctlport" ]; do dport=$(bed_free_port); done
     cat >"$BED/slurm.conf" <<EOF
 ClusterName=symrailbed
 SlurmctldHost=tbctl($ctl)
-SlurmctldPort=$(bed_free_port)
-SlurmdPort=$(bed_free_port)
+SlurmctldPort=$ctlport
+SlurmdPort=$dport
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -193,10 +198,10 @@ bed_srun() {
 # bed started is still there.  Needs the BED and pids slurm_bed_stop saw.
 bed_gone() {
     for p in $BED_PIDS; do
-        kill -0 "$p" 2>/dev/null && echo "pid $p ($(cat /proc/$p/comm 2>/dev/null)) is still running"
+        kill -0 "$p" 2>/dev/null && echo "pid $p ($(cat "/proc/$p/comm" 2>/dev/null)) is still running"
     done
     for p in $(bed_marked "$BED_LAST"); do
-        echo "pid $p ($(cat /proc/$p/comm 2>/dev/null)) of the bed is still running"
+        echo "pid $p ($(cat "/proc/$p/comm" 2>/dev/null)) of the bed is still running"
     done
     [ -e "$BED_LAST" ] && echo "$BED_LAST is still there"
     for n in $BED_NETNS; do
@@ -297,9 +302,15 @@ cluster.sh)
     top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
     case ${1:-} in
     start)
-        # Started by hand, the bed lives on until `stop`: its daemons are
-        # not this shell's children.
+        skip() {
+            echo "SKIP: $*"
+            exit 77
+        }
+        # Undone if the start fails or skips; once up, the bed lives on
+        # until `stop`.
+        trap 'slurm_bed_stop' EXIT
         slurm_bed_start "${2:-1}" || exit 1
+        trap - EXIT
         echo "BED=$BED"
         echo "SLURM_CONF=$SLURM_CONF"
         echo "stop with: sh $0 stop $BED"
