@@ -350,8 +350,10 @@ static void *deregger(void *arg)
     while (!__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
         sched_yield();
     /* Past round 0 one transfer has ended first, so that some end OK
-     * however slow the machine is next to the delays. */
-    while (race_delay_us && !__atomic_load_n(&race_ok, __ATOMIC_ACQUIRE))
+     * however slow the machine is next to the delays (none in a minute
+     * fails the count at the end). */
+    uint64_t until = now_ns() + 60ull * 1000000000ull;
+    while (race_delay_us && !__atomic_load_n(&race_ok, __ATOMIC_ACQUIRE) && now_ns() < until)
         sched_yield();
     struct timespec ts = { 0, (long)race_delay_us * 1000 };
     nanosleep(&ts, NULL);
