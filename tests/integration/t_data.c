@@ -11,6 +11,7 @@
 #include "tcommon.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,8 +196,13 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "all";
     pthread_t th;
     uint64_t spun = 0;
-    if (strcmp(mode, "threads") == 0)
+    if (strcmp(mode, "threads") == 0) {
         T_ASSERT(pthread_create(&th, NULL, spinner, &spun) == 0, "pthread_create");
+        /* It writes before init begins, however late a loaded machine
+         * schedules it. */
+        while (g_spin == 0)
+            sched_yield();
+    }
     /* PE 1's segment is off: the others must refuse globals too. */
     const char *rank = getenv("PMIX_RANK");
     if (strcmp(mode, "mismatch") == 0) {
@@ -208,7 +214,9 @@ int main(int argc, char **argv)
     int me = symrail_my_pe(), n = symrail_n_pes();
 
     if (strcmp(mode, "threads") == 0) {
-        usleep(20000);
+        /* ... and after init returned. */
+        for (uint64_t seen = g_spin; g_spin == seen;)
+            sched_yield();
         g_stop = 1;
         pthread_join(th, NULL);
         T_ASSERT(spun > 0 && g_spin == spun, "a thread's writes during init were lost: %llu of "

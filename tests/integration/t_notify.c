@@ -21,30 +21,45 @@ static double now_s(void)
 
 /*
  * A receiver that does not consume holds its slots: PE 0's sends to PE 1
- * stall while PE 1 sleeps (mode "stall"), or fail with a timeout once
- * SYMRAIL_OP_TIMEOUT is shorter than the sleep (mode "stuck").  Run with 2
- * PEs and few slots.
+ * stall while PE 1 sleeps (mode "stall": they end only after PE 1 began to
+ * consume, by the clock both PEs of one machine share), or fail with a
+ * timeout while PE 1 consumes nothing (mode "stuck": PE 1 waits for PE 0's
+ * word that its send timed out).  Run with 2 PEs and few slots.
  */
 static int stall_test(int stuck)
 {
     int me = symrail_my_pe();
     const char *e = getenv("SYMRAIL_NOTIFY_SLOTS");
-    int slots = e ? atoi(e) : 64, count = 4 * slots;
+    int slots = e ? atoi(e) : 64, count = 4 * slots, sent = 0;
     symrail_notify_t msg;
-    T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
+    symrail_status_t st = SYMRAIL_OK;
+    double t0 = 0, t1 = 0;
+    /* [0]: PE 0's send timed out (stuck); [1]: when PE 1 began to consume. */
+    uint64_t *word = symrail_calloc(2, sizeof(uint64_t));
+    T_ASSERT(symrail_n_pes() == 2 && word != NULL, "run with 2 PEs");
     T_CHECK(symrail_barrier_all());
     if (me == 1) {
-        struct timespec ts = { stuck ? 3 : 1, 500000000 };
-        nanosleep(&ts, NULL);
+        if (stuck) {
+            t_wait_unprogressed(&word[0], 1);
+        } else {
+            struct timespec ts = { 1, 500000000 };
+            nanosleep(&ts, NULL);
+        }
+        uint64_t began = (uint64_t)(now_s() * 1e9);
         for (int i = 0; i < (stuck ? slots : count); i++)
             T_CHECK(symrail_notify_wait(30000, &msg));
+        T_CHECK(symrail_put(&word[1], &began, sizeof(began), 0));
     } else {
-        double t0 = now_s();
-        symrail_status_t st = SYMRAIL_OK;
-        int sent = 0;
+        t0 = now_s();
         while (sent < count && (st = symrail_notify_send(1, 7, &sent, sizeof(sent))) == SYMRAIL_OK)
             sent++;
-        double dt = now_s() - t0;
+        t1 = now_s();
+        if (stuck)
+            T_CHECK(symrail_atomic_set(&word[0], 1, 1));
+    }
+    T_CHECK(symrail_barrier_all());
+    if (me == 0) {
+        double began = (double)__atomic_load_n(&word[1], __ATOMIC_ACQUIRE) / 1e9;
         if (stuck) {
             T_ASSERT(st == SYMRAIL_ERR_TIMEOUT, "send to a receiver that never consumes "
                      "returned %d (%s), expected a timeout", (int)st, symrail_strerror(st));
@@ -53,10 +68,11 @@ static int stall_test(int stuck)
                    slots);
         } else {
             T_CHECK(st);
-            T_ASSERT(dt > 1.0, "%d messages to a receiver asleep 1.5 s took only %.2f s: "
-                     "the sender did not wait for its %d slots", count, dt, slots);
+            T_ASSERT(t1 > began, "%d messages to a receiver asleep 1.5 s were sent %.3f s "
+                     "before it began to consume: the sender did not wait for its %d slots",
+                     count, began - t1, slots);
             printf("ok: notify sender stalled %.1f s on %d slots until the receiver consumed\n",
-                   dt, slots);
+                   t1 - t0, slots);
         }
     }
     T_CHECK(symrail_barrier_all());

@@ -260,15 +260,18 @@ static int many_case(void)
  * nothing. */
 static int trysend_case(void)
 {
-    uint64_t *flag = symrail_calloc(1, sizeof(uint64_t));
+    /* flag[0]: PE 0 lets PE 1 begin phase n; flag[1]: PE 1 has seen what it
+     * must see while PE 0 does not progress. */
+    uint64_t *flag = symrail_calloc(2, sizeof(uint64_t));
     T_ASSERT(npes == 2 && flag != NULL && t_env("SYMRAIL_NOTIFY_SLOTS", 0) == 2,
              "run with 2 PEs and SYMRAIL_NOTIFY_SLOTS=2");
     T_CHECK(symrail_barrier_all());
     for (uint64_t phase = 1; phase <= 2; phase++) {
         if (me == 0) {
-            /* Nothing of ours progresses between the flag and the sleep. */
+            /* Nothing of ours progresses from the flag until PE 1 is done
+             * with its checks, however long it takes to get to them. */
             T_CHECK(symrail_atomic_set(flag, phase, 1));
-            usleep(800000);
+            t_wait_unprogressed(&flag[1], phase);
             if (phase == 1) {
                 T_CHECK(symrail_notify_wait(10000, &msg));
                 check_msg(&msg, 1, 1, 4096, 1, SYMRAIL_OK);
@@ -289,6 +292,7 @@ static int trysend_case(void)
                 t_fill(buf, 8, 1, 2);
                 T_EXPECT(symrail_notify_trysend(0, 2, buf, 8), SYMRAIL_ERR_AGAIN);
                 T_EXPECT(sr_notify_send_msg(0, 2, SYMRAIL_OK, buf, 8, 0), SYMRAIL_ERR_AGAIN);
+                T_CHECK(symrail_atomic_set(&flag[1], phase, 0));
                 t_fill(buf, 8, 1, 3);
                 T_CHECK(symrail_notify_send(0, 3, buf, 8));
             } else {
@@ -300,6 +304,7 @@ static int trysend_case(void)
                 T_EXPECT(symrail_notify_trysend(0, 6, buf, 4096), SYMRAIL_ERR_AGAIN);
                 T_EXPECT(symrail_notify_trysend(0, 6, buf, 8), SYMRAIL_ERR_AGAIN);
                 T_EXPECT(sr_notify_send_msg(0, 6, SYMRAIL_OK, buf, 8, 0), SYMRAIL_ERR_AGAIN);
+                T_CHECK(symrail_atomic_set(&flag[1], phase, 0));
                 t_fill(buf, 8, 1, 7);
                 T_CHECK(symrail_notify_send(0, 7, buf, 8));
             }

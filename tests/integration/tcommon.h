@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <symrail.h>
 
 static inline void t_fail(const char *file, int line, const char *fmt, ...)
@@ -103,6 +104,22 @@ static inline void t_check_rails(void)
     if (t_env("T_EXPECT_REPAIRS", 0)) {
         T_ASSERT(st.repairs > 0, "no failed lane was repaired");
         printf("PE %d: %llu lanes repaired\n", symrail_my_pe(), (unsigned long long)st.repairs);
+    }
+}
+
+/* Waits for *word >= v, written by a peer's put or atomic, without calling
+ * the library (those land without their target's help on every transport):
+ * a PE that must not progress for a while waits for the peer's word that
+ * the while is over, not for a time that a loaded machine may outlast. */
+static inline void t_wait_unprogressed(const uint64_t *word, uint64_t v)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < v) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        T_ASSERT(t.tv_sec - t0.tv_sec < 60, "no word %llu from the peer in 60 s",
+                 (unsigned long long)v);
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
     }
 }
 

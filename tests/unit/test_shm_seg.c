@@ -32,13 +32,16 @@ static sr_env_t env;
 static sr_tl_ctx_t *ctx[2];
 static sr_tl_ep_t *ep10;  /* PE 1 to PE 0 */
 
-static void up(void)
+/* op_timeout bounds a deregistration that waits for copies in progress:
+ * short where a test waits for it to pass, long where only a descheduled
+ * copier would make it pass. */
+static void up_with(const char *op_timeout)
 {
     static const uint8_t local[2] = { 1, 1 };
     unsigned char addr[2][4096];
     size_t alen[2];
     setenv("SYMRAIL_SHM_SEG_SLOTS", "16", 1);
-    setenv("SYMRAIL_OP_TIMEOUT", "200ms", 1);
+    setenv("SYMRAIL_OP_TIMEOUT", op_timeout, 1);
     assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
     for (int pe = 0; pe < 2; pe++) {
         sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit-seg", .is_local = local,
@@ -48,6 +51,11 @@ static void up(void)
         assert_int_equal(OPS.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
     }
     assert_int_equal(OPS.connect(ctx[1], 0, addr[0], alen[0], &ep10), SYMRAIL_OK);
+}
+
+static void up(void)
+{
+    up_with("60s");
 }
 
 static int leftovers(void)
@@ -302,7 +310,7 @@ static void test_race(void **state)
 static void test_limits(void **state)
 {
     (void)state;
-    up();
+    up_with("200ms");
     static unsigned char buf[4096];
     sr_tl_mem_t m = { .addr = buf, .len = sizeof(buf), .generation = 1 };
     assert_int_equal(OPS.mem_reg(ctx[0], SLOTS, &m), SYMRAIL_ERR_NOMEM);
@@ -330,10 +338,11 @@ static void test_limits(void **state)
     /* Timed out again, then registered anew once the copy has left. */
     __atomic_fetch_add(&tab[8 + 4], 1, __ATOMIC_RELAXED);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_ERR_TIMEOUT);
-    /* Asked again while the copy is in: no second wait. */
+    /* Asked again while the copy is in: no second wait (one would take
+     * 150 ms at least, as above). */
     t0 = sr_time_ns();
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_ERR_AGAIN);
-    assert_true(sr_time_ns() - t0 < 100000000ull);
+    assert_true(sr_time_ns() - t0 < 150000000ull);
     __atomic_fetch_sub(&tab[8 + 4], 1, __ATOMIC_RELEASE);
     assert_int_equal(OPS.mem_reg(ctx[0], 4, &m), SYMRAIL_OK);
     assert_int_equal(OPS.mem_dereg(ctx[0], 4), SYMRAIL_OK);

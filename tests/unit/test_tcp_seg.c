@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include "tl/tl.h"
@@ -75,6 +76,27 @@ static void wait_all(tcomp_t *c, int n)
             assert_true(now_ns() < deadline);
             OPS.progress(ctx[0]);
         }
+}
+
+/* Waits until the target side of PE 1 is in a state pred accepts, looked at
+ * under io_lock (the target's thread changes it under that lock only):
+ * an event to wait for instead of a sleep that a loaded machine may
+ * outlast and a fast one may not need. */
+static void until_target(int (*pred)(const sr_tcp_conn_t *c, const void *arg), const void *arg)
+{
+    uint64_t deadline = now_ns() + 60ull * 1000000000ull;
+    for (;;) {
+        int hit = 0;
+        pthread_mutex_lock(&ctx[1]->io_lock);
+        for (const sr_tcp_conn_t *c = ctx[1]->conns; c && !hit; c = c->next)
+            hit = c->state == SR_TCP_UP && pred(c, arg);
+        pthread_mutex_unlock(&ctx[1]->io_lock);
+        if (hit)
+            return;
+        assert_true(now_ns() < deadline);
+        struct timespec ts = { 0, 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 static symrail_status_t rma(int is_put, int lane, void *buf, uint32_t region, uint64_t off,
@@ -318,7 +340,7 @@ static void test_stale(void **state)
  * what stays. */
 enum { BIG = 4u << 20, NOPS = 3 * NLANES, ROUNDS = 8 };
 static char *snap;
-static int race_go, race_done;
+static int race_go, race_done, race_ok;  /* race_ok: transfers of this round OK */
 static unsigned race_delay_us;
 static uint64_t race_dereg_ns;  /* the longest mem_dereg under traffic */
 
@@ -326,7 +348,13 @@ static void *deregger(void *arg)
 {
     (void)arg;
     while (!__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
-        ;
+        sched_yield();
+    /* Past round 0 one transfer has ended first, so that some end OK
+     * however slow the machine is next to the delays (none in a minute
+     * fails the count at the end). */
+    uint64_t until = now_ns() + 60ull * 1000000000ull;
+    while (race_delay_us && !__atomic_load_n(&race_ok, __ATOMIC_ACQUIRE) && now_ns() < until)
+        sched_yield();
     struct timespec ts = { 0, (long)race_delay_us * 1000 };
     nanosleep(&ts, NULL);
     uint64_t t0 = now_ns();
@@ -356,7 +384,7 @@ static void test_dereg_race(void **state)
         /* Two patterns in turn: a put that lands late changes the bytes. */
         fill(outs[0], BIG, 6u + (unsigned)r);
         fill(outs[1], BIG, 60u + (unsigned)r);
-        race_go = race_done = 0;
+        race_go = race_done = race_ok = 0;
         race_delay_us = (unsigned)r * 1500;
         assert_int_equal(pthread_create(&th, NULL, deregger, NULL), 0);
         /* Keep every slot busy until a while after the deregistration:
@@ -387,6 +415,8 @@ static void test_dereg_race(void **state)
                 stale_total += c[i].st == SYMRAIL_ERR_STALE;
                 stale_gets += c[i].st == SYMRAIL_ERR_STALE && i % 3 != 2;
                 ok_total += c[i].st == SYMRAIL_OK;
+                if (c[i].st == SYMRAIL_OK)
+                    __atomic_store_n(&race_ok, 1, __ATOMIC_RELEASE);
                 c[i].st = SR_TL_INPROGRESS;  /* counted */
             }
         }
@@ -413,10 +443,19 @@ static void test_dereg_race(void **state)
     free(snap);
 }
 
+/* A connection whose first queued reply has its header on its way. */
+static int reply_begun(const sr_tcp_conn_t *c, const void *arg)
+{
+    (void)arg;
+    return c->tx_head && c->tx_head->dlen > 0 && c->tx_head->sent > 0;
+}
+
 /* Large gets on one lane that PE 0 does not read yet (more than the socket
  * buffers hold): the target has later replies queued behind the first when
  * the owner deregisters.  Those on their way complete with the data as it
- * was; those not started answer stale and bring nothing. */
+ * was; those not started answer stale and bring nothing.  The deregistration
+ * waits for the first reply to be on its way, however slowly the target's
+ * thread gets to it. */
 static void test_dereg_queued_gets(void **state)
 {
     enum { NG = 4 };
@@ -432,8 +471,7 @@ static void test_dereg_queued_gets(void **state)
         memset(b[i], 0x11, SEG / 2);
         rma(0, 0, b[i], 21, (uint64_t)(i % 2) * SEG / 2, SEG / 2, &c[i]);
     }
-    struct timespec ts = { 0, 100 * 1000 * 1000 };
-    nanosleep(&ts, NULL);  /* the target reads every request meanwhile */
+    until_target(reply_begun, NULL);
     assert_int_equal(OPS.mem_dereg(ctx[1], 7), SYMRAIL_OK);
     memset(seg, 0xEE, SEG);  /* the memory is reused at once */
     wait_all(c, NG);
@@ -453,6 +491,15 @@ static void test_dereg_queued_gets(void **state)
     for (int i = 0; i < NG; i++)
         free(b[i]);
     free(orig);
+}
+
+/* A connection inside the payload of a put of segment *arg, its first
+ * 4 KiB written. */
+static int inside_put(const sr_tcp_conn_t *c, const void *arg)
+{
+    return c->rx_state == SR_TCP_RX_PAYLOAD && c->cur.op == SR_TCP_OP_PUT &&
+           c->cur.region == *(const uint32_t *)arg && !c->rx_discard &&
+           c->rx_left + 4096 <= c->cur.plen;
 }
 
 /* One put larger than the socket buffers hold, PE 0 not progressing: the
@@ -479,8 +526,9 @@ static void test_dereg_inside_put(void **state)
     pthread_mutex_lock(&ctx[1]->io_lock);
     rma(1, 1, src, 22, 0, BIGPUT, &c);
     pthread_mutex_unlock(&ctx[1]->io_lock);
-    struct timespec ts = { 0, 100 * 1000 * 1000 };
-    nanosleep(&ts, NULL);  /* the target reads what the socket holds */
+    /* However late the target's thread runs: it has begun, and cannot have
+     * ended, as PE 0 sends no more than the socket buffers hold. */
+    until_target(inside_put, &(uint32_t){ 8 });
     assert_int_equal(OPS.mem_dereg(ctx[1], 8), SYMRAIL_OK);
     memcpy(snap2, mem, BIGPUT);
     assert_true(memcmp(snap2, src, 4096) == 0);      /* it had begun */
