@@ -138,7 +138,7 @@ run_case "segments and paged batches over verbs, names asked of the peers (-n 3)
 # Independent jobs (two symrun jobs, and a singleton) over verbs: segments
 # and batches over RDMA both ways, every byte checked, notifications and the
 # news of a killed peer over TCP (PEER_GONE in time), stale descriptors.
-run_case "independent jobs over verbs (run_jobs.sh)" 0 '^6 passed, 0 failed' \
+run_case "independent jobs over verbs (run_jobs.sh)" 0 '^7 passed, 0 failed' \
     env T_JOBS_MODES=verbs sh "$top_srcdir/tests/integration/run_jobs.sh"
 run_case "kv_transfer as two jobs over verbs (run_kv.sh)" 0 '^2 passed, 0 failed' \
     env T_KV_TWO_JOBS=verbs sh "$top_srcdir/tests/integration/run_kv.sh"
