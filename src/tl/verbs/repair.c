@@ -28,8 +28,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
         ibv_modify_qp(lane->qp, &e, IBV_QP_STATE);
         if (why && !SR_IB_LOAD(ep->gone))
             sr_warn("verbs: lane to connected peer %d on %s:%d (QP %u) is down: %s; not "
-                    "repaired (no channel to the peer)", ep->pe, lane->rail->dev->name, lane->rail->port,
-                    lane->qp->qp_num, why);
+                    "repaired (no channel to the peer)", ep->pe, lane->rail->dev->name,
+                    lane->rail->port, lane->qp->qp_num, why);
         return;
     }
     lane->asked = 0;
