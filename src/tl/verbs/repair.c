@@ -340,7 +340,8 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
  * (which changes nothing) is read again, one that wants no result and is a
  * single device atomic (not a compare-swap loop, whose outcome we cannot
  * tell) is done, and the others, which going again would apply twice, end
- * with SYMRAIL_ERR_RESULT_LOST: applied once, the old value unknown;
+ * with SYMRAIL_ERR_RESULT_LOST: applied once (a loop: at most once), the
+ * old value unknown;
  * everything else
  * (not executed, a write only partly, a read whose data was lost) goes
  * again, in the same order, on the same lane once it is repaired, so that
@@ -505,7 +506,7 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
                 replayed, applied);
     if (lost)
         sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
-                 "fetched values were lost with it: applied once, not again "
+                 "fetched values were lost with it: not applied again "
                  "(SYMRAIL_ERR_RESULT_LOST)", lost, ep->pe);
     if (failed)
         sr_error("verbs: %d work request(s) to PE %d were caught in the failure of their QP, "
