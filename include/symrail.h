@@ -55,6 +55,7 @@ typedef enum {
     SYMRAIL_ERR_MISMATCH     = -14, /* PEs made different collective calls */
     SYMRAIL_ERR_STALE        = -15, /* a segment descriptor whose registration is gone */
     SYMRAIL_ERR_CANCELED     = -16, /* a batch task that was canceled */
+    SYMRAIL_ERR_RESULT_LOST  = -17, /* an atomic applied (once at most), its old value lost */
 } symrail_status_t;
 
 /* Largest payload of one notification message. */

@@ -26,6 +26,7 @@ STATUS = {
     "SYMRAIL_ERR_MISMATCH": -14,
     "SYMRAIL_ERR_STALE": -15,
     "SYMRAIL_ERR_CANCELED": -16,
+    "SYMRAIL_ERR_RESULT_LOST": -17,
 }
 STATUS_NAME = {v: k for k, v in STATUS.items()}
 

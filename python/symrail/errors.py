@@ -51,11 +51,12 @@ PeerUnresponsiveError = _cls("PeerUnresponsiveError", "SYMRAIL_ERR_PEER_UNRESPON
 MismatchError = _cls("MismatchError", "SYMRAIL_ERR_MISMATCH")
 StaleError = _cls("StaleError", "SYMRAIL_ERR_STALE")
 CanceledError = _cls("CanceledError", "SYMRAIL_ERR_CANCELED")
+ResultLostError = _cls("ResultLostError", "SYMRAIL_ERR_RESULT_LOST")
 
 BY_STATUS = {c.status: c for c in (
     InvalidError, NoMemError, UnsupportedError, TimeoutError, AgainError, BootError,
     TransportError, PeerGoneError, NoTransportError, SysError, TruncatedError, StateError,
-    PeerUnresponsiveError, MismatchError, StaleError, CanceledError)}
+    PeerUnresponsiveError, MismatchError, StaleError, CanceledError, ResultLostError)}
 
 
 def error_for(status, call=None, message=None):

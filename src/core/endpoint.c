@@ -139,7 +139,8 @@ symrail_status_t sr_endpoint_init(void)
     sr_ep_host = sr_ep_host_hash();
     sr_ep_njoins = 0;
     sr_ep_tl_reset();
-    return sr_notify_handler_set(SR_EP_TAG_JOIN, sr_ep_join_handler, NULL);
+    symrail_status_t st = sr_notify_handler_set(SR_EP_TAG_JOIN, sr_ep_join_handler, NULL);
+    return st != SYMRAIL_OK ? st : sr_notify_handler_set(SR_TAG_EP_CTL, sr_ep_ctl_handler, NULL);
 }
 
 void sr_endpoint_fini(void)
@@ -476,6 +477,15 @@ int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t le
     __atomic_fetch_add(&sr_ep_njoins, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sr_ep_lock);
     return 1;
+}
+
+int sr_endpoint_offering(int pe)
+{
+    sr_ep_peer_t *p = sr_ep_of(pe);
+    pthread_mutex_lock(&sr_ep_lock);
+    int r = p && p->want_ack;
+    pthread_mutex_unlock(&sr_ep_lock);
+    return r;
 }
 
 void sr_endpoint_owe(int pe)

@@ -73,6 +73,12 @@ const char *sr_ep_dial_verbs(int pe, int wanted, const sr_tl_peer_addr_t *pa, co
                              sr_tl_ep_t **offer_p, void *vout, size_t *vout_len_p);
 const char *sr_ep_verbs_take(int pe, sr_tl_ep_t *offer, const sr_tl_peer_addr_t *pa,
                              const void *blob, size_t blen);
+/* A transport's control messages to a connected peer (tl.h, ctl_send),
+ * carried by its other endpoint as messages of tag SR_TAG_EP_CTL, and the
+ * handler that gives them to the data path's endpoint at the other end. */
+symrail_status_t sr_ep_ctl_send(void *arg, int pe, const void *msg, size_t len);
+symrail_status_t sr_ep_ctl_handler(void *arg, int src_pe, uint32_t tag,
+                                   symrail_status_t status, const void *payload, size_t len);
 /* Both endpoints of a connected peer: checked, disconnected. */
 symrail_status_t sr_ep_check(int pe);
 void sr_ep_close(int pe);
@@ -92,6 +98,8 @@ symrail_status_t sr_endpoint_disconnect(int peer);
 void sr_endpoint_msg_down(int pe);
 /* A JOIN message, whole (from its notify handler): 1 when it took it. */
 int sr_endpoint_deliver(int src_pe, uint32_t tag, const void *payload, size_t len);
+/* 1 while connect waits for pe's answer to its offer of verbs. */
+int sr_endpoint_offering(int pe);
 /* A message of `pe` was consumed before its endpoint was there: its slot goes
  * back once accept has made it. */
 void sr_endpoint_owe(int pe);

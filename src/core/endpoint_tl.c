@@ -228,3 +228,38 @@ void sr_endpoint_msg_down(int pe)
     peer->ops->disconnect(ep);
 }
 
+
+/* Through the notify layer, which keeps messages to one PE whole and in
+ * order; its non-blocking send never progresses, so a transport may call
+ * this from its own progress.  Only where another endpoint carries the
+ * peer's messages: within a job a transport has its own channel. */
+symrail_status_t sr_ep_ctl_send(void *arg, int pe, const void *msg, size_t len)
+{
+    (void)arg;
+    if (pe < sr_rt.n_pes || pe >= sr_rt.n_max || len > SR_TL_CTL_MAX)
+        return SYMRAIL_ERR_INVALID;
+    if (__atomic_load_n(&sr_rt.peers[pe].msg_ops, __ATOMIC_ACQUIRE) == NULL)
+        return SYMRAIL_ERR_UNSUPPORTED;
+    return sr_notify_send_msg(pe, SR_TAG_EP_CTL, SYMRAIL_OK, msg, len, 0);
+}
+
+/* One that comes while connect has not yet made the data path of the
+ * verbs endpoint it offered (the acceptor's answer is in, connect takes it
+ * next) waits for it; otherwise one for no data path of another transport
+ * is dropped: that transport sent it before it was disconnected. */
+symrail_status_t sr_ep_ctl_handler(void *arg, int src_pe, uint32_t tag,
+                                   symrail_status_t status, const void *payload, size_t len)
+{
+    (void)arg, (void)tag, (void)status;
+    if (src_pe < sr_rt.n_pes || src_pe >= sr_rt.n_max)
+        return SYMRAIL_OK;
+    sr_peer_t *peer = &sr_rt.peers[src_pe];
+    /* The data path's endpoint is published last (sr_peer_setup): once it
+     * is not the messages' one, ops is its transport's. */
+    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    const sr_tl_ops_t *msg = __atomic_load_n(&peer->msg_ops, __ATOMIC_ACQUIRE);
+    if (ep == NULL || msg == NULL || msg == peer->ops || ep == peer->msg_ep)
+        return sr_endpoint_offering(src_pe) ? SYMRAIL_ERR_AGAIN : SYMRAIL_OK;
+    peer->ops->ep_ctl(ep, payload, len);
+    return SYMRAIL_OK;
+}

@@ -73,7 +73,7 @@ symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers)
         .notify_cb = sr_notify_deliver, .lane_cb = sr_lane_event,
         .cb_arg = slot,  /* lane reports say which transport they come from */
         .peers_max = sr_rt.n_max - sr_rt.n_pes, .peer_secret = sr_endpoint_secret(),
-        .for_peers = for_peers,
+        .for_peers = for_peers, .ctl_send = sr_ep_ctl_send,
     };
     symrail_status_t st = ops->init(&params, &slot->tl);
     if (st != SYMRAIL_OK)

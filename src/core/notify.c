@@ -26,7 +26,10 @@ uint32_t sr_notify_work;
  * rest left to progress, payload then pointing to buf (our copy). */
 typedef struct {
     pthread_mutex_t      lock;  /* THREAD_MULTIPLE: one sender to a PE at a time */
-    int                  active, queued;
+    /* waiting: one thread only, and a sender waits for room: what progress
+     * sends meanwhile (a handler's answer, a transport's control message)
+     * waits for it, as the lock makes it wait with THREAD_MULTIPLE. */
+    int                  active, queued, waiting;
     uint32_t             tag;
     size_t               off;
     sr_notify_hdr_t      hdr;
@@ -164,6 +167,8 @@ symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t statu
             return SYMRAIL_ERR_AGAIN;
         if (blocking)
             pthread_mutex_lock(&tx->lock);
+    } else if (tx->waiting && !blocking) {
+        return SYMRAIL_ERR_AGAIN;
     }
     symrail_status_t st = SYMRAIL_OK;
     sr_notify_try_t t = { tx, pe, tag, { SR_NOTIFY_MAGIC, (uint16_t)len, (int32_t)status },
@@ -180,8 +185,10 @@ symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t statu
             char what[64];
             snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
             __atomic_fetch_add(&sr_rt.notify_stalls, 1, __ATOMIC_RELAXED);
+            tx->waiting = !sr_rt.mt;
             st = sr_wait(NULL, sr_notify_try, &t, SR_WAIT_USER_TIMEOUT, sr_rt.env.op_timeout,
                          what);
+            tx->waiting = 0;
             if (st == SYMRAIL_ERR_TIMEOUT && (!t.started || tx->off == 0))
                 sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT)", what,
                          (unsigned long long)sr_rt.env.op_timeout);

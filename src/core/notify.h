@@ -21,6 +21,7 @@
 #define SR_TAG_SEG_LOOKUP (SYMRAIL_NOTIFY_TAG_RESERVED + 0x10u)  /* seg_name.c: a question */
 #define SR_TAG_SEG_FOUND  (SYMRAIL_NOTIFY_TAG_RESERVED + 0x11u)  /* ... and its answer */
 #define SR_TAG_EP_JOIN    (SYMRAIL_NOTIFY_TAG_RESERVED + 0x100u) /* endpoint.c: a connector */
+#define SR_TAG_EP_CTL     (SYMRAIL_NOTIFY_TAG_RESERVED + 0x101u) /* endpoint_tl.c: a transport's */
 
 /* Sends one message to `pe`: any tag (reserved ones included), `status`
  * travelling with it (SYMRAIL_OK for ordinary messages), len up to

@@ -71,6 +71,11 @@ symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p)
     return SYMRAIL_ERR_UNSUPPORTED;
 }
 
+void sr_tl_no_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len)
+{
+    (void)ep, (void)msg, (void)len;
+}
+
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 {
     (void)ctx, (void)stats_p;

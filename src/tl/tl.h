@@ -97,6 +97,17 @@ typedef void (*sr_tl_notify_cb_t)(void *arg, int src_pe, uint32_t tag, const voi
  * has already seen. */
 typedef void (*sr_tl_lane_cb_t)(void *arg, int pe, int lane, uint32_t weight,
                                 uint32_t generation);
+/* Hands a control message of the transport (at most SR_TL_CTL_MAX bytes:
+ * e.g. a lane repair's) to connected peer `pe` over the peer's other
+ * endpoint, whose transport the core chose: the peer's core gives it to
+ * its endpoint of this transport (ep_ctl), whole, in the order of the calls
+ * that returned SYMRAIL_OK.  SYMRAIL_ERR_AGAIN: no room now, nothing went
+ * (try again from a later progress); another error: no such channel.
+ * Unlike the callbacks above it may be called with the transport's locks
+ * held, from its ops and its progress: it never calls back into the
+ * transport, never waits and never progresses. */
+typedef symrail_status_t (*sr_tl_ctl_cb_t)(void *arg, int pe, const void *msg, size_t len);
+#define SR_TL_CTL_MAX 64
 
 typedef struct {
     int               my_pe;
@@ -123,6 +134,7 @@ typedef struct {
     int               peers_max;
     const uint8_t    *peer_secret;
     int               for_peers;
+    sr_tl_ctl_cb_t    ctl_send;    /* NULL: no control channel to connected peers */
 } sr_tl_params_t;
 
 /*
@@ -171,10 +183,12 @@ typedef struct {
  * blob makes and connects its endpoint (the acceptor), whose ep_addr_pack
  * goes back, and the connector's connect with it, for the same pe,
  * completes the endpoint made by the offer.  Connected so, the endpoint
- * carries segments only (as with host_peers), and it is never repaired:
- * a lane that fails stays down, and disconnect (the peer left: its other
- * endpoint says) fails what is outstanding with SYMRAIL_ERR_PEER_GONE; the
- * endpoint's memory and keys stay until rkey_release and fini. */
+ * carries segments only (as with host_peers).  A lane that fails is
+ * repaired as within a job, its messages going through params.ctl_send and
+ * coming back through ep_ctl (without ctl_send it stays down); disconnect
+ * (the peer left: its other endpoint says) fails what is outstanding, and
+ * what a repair holds, with SYMRAIL_ERR_PEER_GONE; the endpoint's memory
+ * and keys stay until rkey_release and fini. */
 #define SR_TL_PEER_ADDR_MAX 1280
 
 /*
@@ -260,6 +274,10 @@ typedef struct sr_tl_ops {
     /* attr peer_handshake: a connected peer's endpoint, for that peer
      * (see "Connected peers"); others: sr_tl_no_ep_addr. */
     symrail_status_t (*ep_addr_pack)(sr_tl_ep_t *ep, void *buf, size_t *len_p);
+    /* A control message that ep's peer's transport sent with ctl_send, from
+     * the core's progress (no lock of the core held); others:
+     * sr_tl_no_ep_ctl, which drops it. */
+    void (*ep_ctl)(sr_tl_ep_t *ep, const void *msg, size_t len);
     /* Load/store address of (region, offset) at the peer, or NULL. */
     void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 
@@ -273,7 +291,10 @@ typedef struct sr_tl_ops {
                             size_t len, sr_tl_comp_t *comp);
     /* result_p may be NULL for SET, ADD, AND, OR and XOR; it receives 8
      * bytes whatever the width.  Every kind of both widths is supported
-     * (a transport builds what its device lacks from what it has). */
+     * (a transport builds what its device lacks from what it has).  An
+     * atomic is never applied twice: one that a lane's failure caught after
+     * the target applied it ends with SYMRAIL_ERR_RESULT_LOST where its old
+     * value was wanted and is not known (a FETCH is read again instead). */
     symrail_status_t (*atomic)(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op, uint32_t region,
                                uint64_t roff, uint64_t operand, uint64_t compare,
                                uint64_t *result_p, sr_tl_comp_t *comp);
@@ -331,6 +352,7 @@ symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf
 symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
 void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
 symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p);
+void sr_tl_no_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len);
 
 /* Prints the RDMA rails this process would use and their weights. */
 void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);

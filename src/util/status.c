@@ -22,6 +22,7 @@ const char *symrail_strerror(symrail_status_t status)
     case SYMRAIL_ERR_MISMATCH:     return "PEs made different collective calls";
     case SYMRAIL_ERR_STALE:        return "segment registration is gone (stale descriptor)";
     case SYMRAIL_ERR_CANCELED:     return "canceled";
+    case SYMRAIL_ERR_RESULT_LOST:  return "atomic applied once at most, its fetched value lost";
     }
     return "unknown status";
 }

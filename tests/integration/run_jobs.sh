@@ -16,6 +16,14 @@
 # with an exporter on verbs and connectors on TCP only, everything is TCP.
 # Pools are malloc'd (cross-memory attach) or, with T_JOBS_ALLOC=1, from
 # symrail_seg_alloc (mapped).
+#
+# stale_case: a writer job writes T_JOBS_STALE segments of an owner job
+# each through its descriptor after the owner deregistered it (STALE), and
+# every transfer between and after them must succeed; over verbs each
+# stale access breaks the queue pairs it was on, at both ends, and every
+# lane must be repaired (over the TCP connection between the jobs): the
+# writer counts at least one repair per stale access, neither log says a
+# lane cannot be repaired, and each lane the writer saw fail came back.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 [ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
@@ -133,8 +141,8 @@ jobs_case() {
         echo "PASS: $name"
         cat "$d/a.out" "$d/b2.out" ${cpid:+"$d/c.out"} |
             grep '^exporter:\|^ok:\|connect took\|is reached over\|verbs carried' | sed 's/^.*info: //; s/^/    /'
-        # Between jobs a QP is not repaired: say which lanes a stale key broke.
-        cat "$d/a.out" "$d/b2.out" | grep 'lane to connected peer' |
+        # Which lanes a stale key broke (repaired over TCP between the jobs).
+        cat "$d/a.out" "$d/b2.out" | grep 'to connected peer .* is down' |
             sed 's/^.*warn: verbs: //; s/(QP [0-9]*) //; s/^/    /' | sort | uniq -c
         npass=$((npass + 1))
     else
@@ -146,7 +154,62 @@ jobs_case() {
     fi
 }
 
+# stale_case MODE (shm, tcp or verbs, as above).
+stale_case() {
+    name="jobs: stale accesses between two jobs, then transfers ($1)" mode=$1
+    tl=shm,tcp
+    [ "$mode" != tcp ] || tl=tcp
+    [ "$mode" != verbs ] || tl=verbs
+    rep=0
+    [ "$mode" != verbs ] || rep=1
+    d=$(mktemp -d "$outdir/stale.XXXXXX")
+    why=
+    env SYMRAIL_LOG=info SYMRAIL_OP_TIMEOUT=10s SYMRAIL_TRANSPORTS=$tl SYMRAIL_SLICE_SIZE=16K \
+        T_JOBS_STALE=8 "$SYMRUN" -n 1 --timeout 200 "$T/t_jobs" owner "$d" >"$d/o.out" 2>&1 &
+    opid=$!
+    env SYMRAIL_LOG=info SYMRAIL_OP_TIMEOUT=10s SYMRAIL_TRANSPORTS=$tl SYMRAIL_SLICE_SIZE=16K \
+        T_JOBS_STALE=8 T_JOBS_EXPECT_REPAIRS=$rep "$SYMRUN" -n 1 --timeout 200 "$T/t_jobs" \
+        writer "$d" >"$d/w.out" 2>&1
+    rcw=$?
+    wait "$opid"
+    rco=$?
+    [ "$rcw" -eq 0 ] || why="writer: exit status $rcw"
+    [ -n "$why" ] || [ "$rco" -eq 0 ] || why="owner: exit status $rco"
+    [ -n "$why" ] || grep -q '^ok: jobs: owner' "$d/o.out" || why="owner: no ok line"
+    [ -n "$why" ] || grep -q '^ok: jobs: writer' "$d/w.out" || why="writer: no ok line"
+    for f in o w; do
+        [ -n "$why" ] || over "$d/$f.out" "$mode" || why="$f: not every peer over $mode"
+        [ -n "$why" ] || ! grep -q 'cannot be repaired\|not repaired' "$d/$f.out" ||
+            why="$f: a lane was not repaired"
+    done
+    if [ -z "$why" ] && [ "$mode" = verbs ]; then
+        for f in o w; do
+            [ -n "$why" ] || verbs_carried "$d/$f.out" || why="$f: verbs carried nothing"
+            [ -n "$why" ] || grep -q 'to PE [0-9]* on .* repaired (QP' "$d/$f.out" ||
+                why="$f: no lane repaired"
+        done
+        # Each lane that failed at the writer with an error of its own.
+        for l in $(sed -n 's/.*verbs: lane \([0-9]*\) to connected peer .*repairing$/\1/p' \
+                   "$d/w.out" | sort -u); do
+            [ -n "$why" ] || grep -q "verbs: lane $l to PE [0-9]* on .* repaired" "$d/w.out" ||
+                why="writer: its lane $l failed and was not repaired"
+        done
+    fi
+    if [ -z "$why" ]; then
+        echo "PASS: $name"
+        cat "$d/o.out" "$d/w.out" | grep '^writer:\|^ok:\|verbs carried' | sed 's/^/    /'
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $name: $why"
+        for f in o w; do
+            sed "s/^/    $f | /" "$d/$f.out" | tail -n 30
+        done
+        nfail=$((nfail + 1))
+    fi
+}
+
 for mode in ${T_JOBS_MODES:-shm tcp}; do
+    stale_case $mode
     jobs_case "jobs: two jobs of one PE connect, one is killed and restarted" 1 0 0 $mode
     jobs_case "jobs: a job of 2 PEs and jobs of one PE, one of them connected throughout" \
         2 1 0 $mode

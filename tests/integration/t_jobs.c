@@ -19,6 +19,19 @@
  *                            job it is not connected to, and disconnect;
  *                            3: a bystander, connected before round 1, that
  *                            exchanges only after the killed one is gone).
+ *   t_jobs owner DIR         (run_jobs.sh, stale_case) exports its endpoint
+ *                            (DIR/o.ep) and accepts a writer; T_JOBS_STALE
+ *                            times registers a segment, sends its descriptor
+ *                            in a notification, checks the writer's blocks,
+ *                            deregisters it, and says so; then a live pool
+ *                            each way: blocks both ways, checked, read back.
+ *   t_jobs writer DIR        connects, writes each segment (must succeed),
+ *                            then through its descriptor after it went
+ *                            (SYMRAIL_ERR_STALE: over verbs each one breaks
+ *                            the queue pairs it was on, at both ends); the
+ *                            transfers after them must all succeed, and with
+ *                            T_JOBS_EXPECT_REPAIRS=1 its lanes must have been
+ *                            repaired at least once per stale access.
  * With T_JOBS_BYSTANDER=1 the exporter first accepts the bystander, and
  * exchanges with it after the kill (DIR/c.done once that is done).  With
  * T_JOBS_ALLOC=1 the pools come from symrail_seg_alloc (which local peers
@@ -436,16 +449,141 @@ static void connector(unsigned r)
     printf("ok: jobs: connector %u\n", r);
 }
 
+/* A notification of `tag` from `from` with a segment's descriptor. */
+static size_t recv_desc(int from, uint32_t tag, char *desc)
+{
+    symrail_notify_t m;
+    T_CHECK(symrail_notify_wait_tag(tag, T_WAIT_MS, &m));
+    T_ASSERT(m.src_pe == from && m.status == SYMRAIL_OK && m.len <= SYMRAIL_SEG_DESC_MAX,
+             "descriptor from %d (%zu bytes, status %d)", m.src_pe, m.len, (int)m.status);
+    memcpy(desc, m.payload, m.len);
+    return m.len;
+}
+
+/* Reads the NSEND blocks that `writer` wrote in round r back from rseg. */
+static void read_back(symrail_rseg_t rseg, int writer, unsigned r)
+{
+    static unsigned char got[NSEND * BLK], want[BLK];
+    uint32_t lidx[NSEND], ridx[NSEND];
+    for (unsigned i = 0; i < NSEND; i++)
+        lidx[i] = i, ridx[i] = dst_block(i);
+    symrail_batch_t b;
+    T_CHECK(symrail_batch_create(NSEND, &b));
+    T_CHECK(symrail_batch_add_blocks(b, SYMRAIL_READ, got, lidx, rseg, 0, ridx, NSEND, BLK,
+                                     NULL, NULL));
+    T_CHECK(symrail_batch_submit(b));
+    T_CHECK(symrail_batch_wait(b, T_WAIT_MS));
+    T_CHECK(symrail_batch_free(b));
+    for (unsigned i = 0; i < NSEND; i++) {
+        fill_block(want, writer, r, ridx[i]);
+        T_ASSERT(memcmp(got + (size_t)i * BLK, want, BLK) == 0, "block %u read back differs",
+                 ridx[i]);
+    }
+}
+
+static void stale_owner(void)
+{
+    char ep[SYMRAIL_ENDPOINT_MAX], desc[SYMRAIL_SEG_DESC_MAX], wdesc[SYMRAIL_SEG_DESC_MAX];
+    size_t elen = sizeof(ep), dlen;
+    unsigned n = (unsigned)t_env("T_JOBS_STALE", 8);
+    T_CHECK(symrail_endpoint_export(ep, &elen));
+    put_file("o.ep", ep, elen);
+    int w;
+    T_CHECK(symrail_endpoint_accept(T_WAIT_MS, &w));
+    symrail_seg_t seg;
+    unsigned char *pool;
+    for (unsigned k = 0; k < n; k++) {
+        pool = pool_make(&seg, desc, &dlen);
+        T_CHECK(symrail_notify_send(w, 10, desc, dlen));
+        wait_tag(w, 11);
+        pool_verify(pool, 1, k);
+        pool_free(seg, pool);
+        T_CHECK(symrail_notify_send(w, 12, NULL, 0));
+        wait_tag(w, 13);  /* refused */
+    }
+    pool = pool_make(&seg, desc, &dlen);
+    T_CHECK(symrail_notify_send(w, 20, desc, dlen));
+    size_t wlen = recv_desc(w, 21, wdesc);
+    symrail_rseg_t rw = import_seg(wdesc, wlen, w);
+    wait_tag(w, 22);
+    pool_verify(pool, 1, 100);
+    T_CHECK(send_blocks(rw, w, 23, 0, 100));
+    read_back(rw, 0, 100);
+    wait_tag(w, 24);
+    T_CHECK(symrail_rseg_release(rw));
+    pool_free(seg, pool);
+    verbs_report("owner");
+    printf("ok: jobs: owner of %u segments that went while their writer held them\n", n);
+}
+
+static void stale_writer(void)
+{
+    char ep[SYMRAIL_ENDPOINT_MAX], desc[SYMRAIL_SEG_DESC_MAX], mine[SYMRAIL_SEG_DESC_MAX];
+    unsigned n = (unsigned)t_env("T_JOBS_STALE", 8);
+    size_t elen = get_file("o.ep", ep, sizeof(ep)), mlen;
+    int o;
+    T_CHECK(symrail_endpoint_connect(ep, elen, &o));
+    /* Four slices at 16 KiB: the stale write is on several lanes at once. */
+    static unsigned char src[4 * BLK];
+    t_fill(src, sizeof(src), 1, 5);
+    for (unsigned k = 0; k < n; k++) {
+        size_t dlen = recv_desc(o, 10, desc);
+        symrail_rseg_t rs = import_seg(desc, dlen, o);
+        symrail_status_t st = send_blocks(rs, o, 11, 1, k);
+        T_ASSERT(st == SYMRAIL_OK, "round %u: blocks to a live segment after %u stale accesses: "
+                 "%s", k, k, symrail_strerror(st));
+        wait_tag(o, 12);  /* it is gone now */
+        T_EXPECT(write_one(rs, src, sizeof(src)), SYMRAIL_ERR_STALE);
+        T_CHECK(symrail_rseg_release(rs));
+        T_CHECK(symrail_notify_send(o, 13, NULL, 0));
+    }
+    size_t dlen = recv_desc(o, 20, desc);
+    symrail_rseg_t ro = import_seg(desc, dlen, o);
+    symrail_seg_t seg;
+    unsigned char *pool = pool_make(&seg, mine, &mlen);
+    T_CHECK(symrail_notify_send(o, 21, mine, mlen));
+    T_CHECK(send_blocks(ro, o, 22, 1, 100));
+    wait_tag(o, 23);
+    pool_verify(pool, 0, 100);
+    read_back(ro, 1, 100);
+    T_CHECK(symrail_notify_send(o, 24, NULL, 0));
+    T_CHECK(symrail_rseg_release(ro));
+    /* Every lane a stale access broke comes back (each one broke one at
+     * least): repairs finish from progress, a moment after the last. */
+    symrail_stats_t s;
+    double t0 = t_now();
+    for (;;) {
+        T_CHECK(symrail_quiet());
+        T_CHECK(symrail_stats(&s));
+        if (!t_env("T_JOBS_EXPECT_REPAIRS", 0) || s.repairs >= n || t_now() - t0 > 10)
+            break;
+        usleep(10000);
+    }
+    printf("writer: %u stale accesses refused, %llu lanes repaired\n", n,
+           (unsigned long long)s.repairs);
+    if (t_env("T_JOBS_EXPECT_REPAIRS", 0))
+        T_ASSERT(s.repairs >= n, "%llu lane repairs after %u stale accesses",
+                 (unsigned long long)s.repairs, n);
+    pool_free(seg, pool);
+    verbs_report("writer");
+    printf("ok: jobs: writer through %u segments that went, and after them\n", n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: t_jobs exporter DIR | connector DIR ROUND\n");
+        fprintf(stderr, "usage: t_jobs exporter DIR | connector DIR ROUND | owner DIR | "
+                "writer DIR\n");
         return 2;
     }
     snprintf(dir, sizeof(dir), "%s", argv[2]);
     T_CHECK(symrail_init_status());
     if (strcmp(argv[1], "exporter") == 0)
         exporter();
+    else if (strcmp(argv[1], "owner") == 0)
+        stale_owner();
+    else if (strcmp(argv[1], "writer") == 0)
+        stale_writer();
     else
         connector(argc > 3 ? (unsigned)atoi(argv[3]) : 1);
     fflush(stdout);

@@ -61,5 +61,6 @@ int main(void)
     V(SYMRAIL_ERR_MISMATCH);
     V(SYMRAIL_ERR_STALE);
     V(SYMRAIL_ERR_CANCELED);
+    V(SYMRAIL_ERR_RESULT_LOST);
     return 0;
 }

@@ -5,10 +5,13 @@
  * breaks at both ends):
  *  - PE 1 (the owner) registers T_STALE_SEGS segments, PE 0 imports them,
  *    PE 1 deregisters them and registers the same memory again;
- *  - PE 1 keeps non-blocking atomic adds, puts from private memory (they
- *    complete at post) and non-blocking puts from the heap (zero-copy) in
- *    flight to PE 0, round after round, each round ended by a quiet that
- *    must succeed;
+ *  - PE 1 keeps non-blocking atomic adds and fetches (of a word nobody
+ *    changes), puts from private memory (they complete at post) and
+ *    non-blocking puts from the heap (zero-copy) in flight to PE 0, round
+ *    after round, each round ended by a quiet that must succeed: a fetch
+ *    that PE 0 executed before the QP failed, whose answer the failure
+ *    lost, is read again (before, it failed the quiet), and every fetched
+ *    value must be the word's;
  *  - meanwhile PE 0 writes through each old descriptor (SYMRAIL_ERR_STALE,
  *    each one breaking the QP pair) with atomic adds of its own to PE 1
  *    posted just ahead of the stale write and right behind it, on the QP
@@ -29,12 +32,14 @@
 #define POOL_LEN 65536
 #define AMO_ROUND 16  /* adds per round of the owner */
 #define AMO_BEHIND 32 /* adds of PE 0 ahead of and behind each stale write */
+#define FIXED UINT64_C(0x5eedf00dcafe1234)  /* the word PE 1 fetches */
 
 typedef struct {
     uint64_t ctr;        /* at PE 0: PE 1's adds; at PE 1: PE 0's adds */
     uint64_t stop;       /* at PE 1: PE 0 is done */
     uint64_t total;      /* the adds the other PE made */
     uint64_t rounds;     /* at PE 0: PE 1's rounds */
+    uint64_t fixed;      /* FIXED, fetched by PE 1 */
     size_t   dlen[NSEG_MAX];
     unsigned char desc[NSEG_MAX][SYMRAIL_SEG_DESC_MAX];
     unsigned char slot[SLOTS][PUT_LEN];   /* puts from private memory */
@@ -44,23 +49,32 @@ typedef struct {
 static void owner_traffic(arena_t *a, unsigned char *hsrc)
 {
     unsigned char msrc[PUT_LEN];
-    uint64_t adds = 0, rounds = 0;
+    uint64_t adds = 0, rounds = 0, fetches = 0, got[AMO_ROUND];
     while (symrail_signal_fetch(&a->stop) == 0 || rounds < 4) {
-        for (int i = 0; i < AMO_ROUND; i++)
+        for (int i = 0; i < AMO_ROUND; i++) {
+            got[i] = 0;
             T_CHECK(symrail_ctx_atomic_op_nbi(SYMRAIL_CTX_DEFAULT, SYMRAIL_AMO_ADD, &a->ctr, 8, 1,
                                               0, 0, NULL));
+            T_CHECK(symrail_ctx_atomic_op_nbi(SYMRAIL_CTX_DEFAULT, SYMRAIL_AMO_FETCH, &a->fixed,
+                                              8, 0, 0, 0, &got[i]));
+        }
         adds += AMO_ROUND;
+        fetches += AMO_ROUND;
         t_fill(msrc, PUT_LEN, 1, (unsigned)rounds);
         T_CHECK(symrail_put(a->slot[rounds % SLOTS], msrc, PUT_LEN, 0));
         t_fill(hsrc, PUT_LEN, 1, (unsigned)rounds + 1000);
         T_CHECK(symrail_put_nbi(a->nslot[rounds % SLOTS], hsrc, PUT_LEN, 0));
         T_CHECK(symrail_quiet());
+        for (int i = 0; i < AMO_ROUND; i++)
+            T_ASSERT(got[i] == FIXED, "round %llu: fetch %d gave %#llx",
+                     (unsigned long long)rounds, i, (unsigned long long)got[i]);
         rounds++;
     }
     T_CHECK(symrail_put(&a->total, &adds, 8, 0));
     T_CHECK(symrail_put(&a->rounds, &rounds, 8, 0));
-    printf("PE 1: %llu rounds, %llu adds in flight across the stale accesses\n",
-           (unsigned long long)rounds, (unsigned long long)adds);
+    printf("PE 1: %llu rounds, %llu adds and %llu fetches in flight across the stale "
+           "accesses\n", (unsigned long long)rounds, (unsigned long long)adds,
+           (unsigned long long)fetches);
 }
 
 static void writer_stale(arena_t *a, symrail_rseg_t *r, int nseg)
@@ -123,6 +137,7 @@ int main(void)
     unsigned char *pools = malloc((size_t)nseg * POOL_LEN);
     T_ASSERT(a && hsrc && pools, "memory");
     memset(a, 0, sizeof(*a));
+    a->fixed = FIXED;
     symrail_seg_t seg[NSEG_MAX];
     symrail_rseg_t r[NSEG_MAX];
     T_CHECK(symrail_barrier_all());

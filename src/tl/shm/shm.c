@@ -420,6 +420,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .wireup_done  = sr_shm_wireup_done,
     .disconnect   = sr_shm_disconnect,
     .ep_addr_pack = sr_tl_no_ep_addr,
+    .ep_ctl = sr_tl_no_ep_ctl,
     .ptr          = sr_shm_ptr,
     .ep_lanes     = sr_tl_one_lane,
     .put          = sr_shm_put,

@@ -412,6 +412,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .wireup_done  = sr_tcp_wireup_done,
     .disconnect   = sr_tcp_disconnect,
     .ep_addr_pack = sr_tl_no_ep_addr,
+    .ep_ctl = sr_tl_no_ep_ctl,
     .ptr          = sr_tl_no_ptr,
     .ep_lanes     = sr_tcp_ep_lanes,
     .put          = sr_tcp_put,

@@ -296,8 +296,10 @@ struct sr_tl_ep {
     uint64_t          hb_sent;         /* ... of our last message to the peer (nlock) */
     /* A connected peer of another job (peer.c): its lanes are its own, made
      * by the offer (first: 0) or by the acceptor (first: 1, whose rails
-     * pair first); up: connected; gone: the peer left (atomic). */
+     * pair first); up: connected; gone: the peer left (atomic); peer_qpp:
+     * the peer's QPs per rail, which number its lanes. */
     int               conn, first, up, gone;
+    uint32_t          peer_qpp;
 };
 
 /* A flush waiting for the lanes of ep to reach target. */
@@ -559,6 +561,10 @@ symrail_status_t sr_ib_peer_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, 
 symrail_status_t sr_ib_ep_addr_pack(sr_tl_ep_t *ep, void *buf, size_t *len_p);
 void sr_ib_peer_disconnect(sr_tl_ep_t *ep);
 void sr_ib_peer_free(sr_tl_ep_t *ep);
+/* A repair message from the peer, over its other endpoint (tl.h ep_ctl);
+ * and the number the peer's end of our lane l has. */
+void sr_ib_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len);
+uint32_t sr_ib_peer_lane(const sr_tl_ep_t *ep, int l);
 void sr_ib_disconnect(sr_tl_ep_t *ep);
 int sr_ib_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 

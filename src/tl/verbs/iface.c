@@ -299,9 +299,8 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
     if (ep->local && ep->pe != ep->ctx->params.my_pe && ep->pid > 0 && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
-    /* A connected peer's lanes are not repaired (peer.c): one whose lanes
-     * all broke (its withdrawn keys refused) is still there until its TCP
-     * endpoint says otherwise (disconnect). */
+    /* A connected peer is there until its other endpoint says otherwise
+     * (disconnect), whatever its lanes are doing. */
     if (ep->conn)
         return SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
     /* Lanes under repair still count: the peer may well be alive. */
@@ -385,6 +384,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .wireup_done  = sr_ib_wireup_done,
     .disconnect   = sr_ib_disconnect,
     .ep_addr_pack = sr_ib_ep_addr_pack,
+    .ep_ctl = sr_ib_ep_ctl,
     .ptr          = sr_tl_no_ptr,
     .ep_lanes     = sr_ib_ep_lanes,
     .put          = sr_ib_put,

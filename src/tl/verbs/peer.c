@@ -10,12 +10,17 @@
  * with its rails; the acceptor makes its own, pairs the rails (its own go
  * first: PE numbers of two jobs say nothing), connects and answers with
  * its numbers; the connector then connects its side.  Notifications and
- * liveness stay on the peer's other endpoint (TCP): there is no notify QP,
- * no heartbeat, and no repair, which needs that channel: a lane that fails
- * stays down, and when the other endpoint reports the peer gone, disconnect
- * moves every QP to the error state, so that what is outstanding is flushed
- * and fails with SYMRAIL_ERR_PEER_GONE.  The endpoint stays (a tombstone)
- * until fini, since the core may still release its keys.
+ * liveness stay on the peer's other endpoint (TCP): there is no notify QP
+ * and no heartbeat.  A lane that fails (a stale key's access breaks the
+ * QPs it was on) is repaired as within a job (repair.c), its messages
+ * carried by that other endpoint (params.ctl_send there, ep_ctl here); the
+ * acceptor takes the lower PE's part, and a message names the lane by the
+ * receiver's number (sr_ib_peer_lane), since the two ends may pair rails in
+ * another order and have other numbers of QPs.  When the other endpoint
+ * reports the peer gone, disconnect moves every QP to the error state, so
+ * that what is outstanding, and what a repair held, fails with
+ * SYMRAIL_ERR_PEER_GONE.  The endpoint stays (a tombstone) until fini,
+ * since the core may still release its keys.
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
@@ -119,6 +124,7 @@ static symrail_status_t sr_ib_peer_link(sr_tl_ep_t *ep, const char *blob, size_t
         return SYMRAIL_ERR_UNSUPPORTED;
     }
     ep->pid = h.pid;
+    ep->peer_qpp = h.qpp;
     ep->up = 1;
     sr_info("verbs: connected peer %d (process %d): %d lanes, %u QPs per pair of rails", ep->pe,
             (int)h.pid, nup, qpp);
@@ -182,6 +188,20 @@ symrail_status_t sr_ib_ep_addr_pack(sr_tl_ep_t *ep, void *buf, size_t *len_p)
         memcpy(p, &ep->lanes[l].qp->qp_num, 4);
     *len_p = len;
     return SYMRAIL_OK;
+}
+
+uint32_t sr_ib_peer_lane(const sr_tl_ep_t *ep, int l)
+{
+    uint32_t qpp = ep->ctx->qpp, r = (uint32_t)l / qpp, q = (uint32_t)l % qpp;
+    if (!ep->conn)
+        return (uint32_t)l;  /* within a job both ends number lanes alike */
+    return ep->peer_rail[r] < 0 ? UINT32_MAX : (uint32_t)ep->peer_rail[r] * ep->peer_qpp + q;
+}
+
+void sr_ib_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len)
+{
+    if (ep->conn && ep->up && !SR_IB_LOAD(ep->gone))
+        sr_ib_ctl_recv(ep->ctx, ep->pe, msg, len);
 }
 
 void sr_ib_peer_disconnect(sr_tl_ep_t *ep)

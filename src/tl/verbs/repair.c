@@ -1,10 +1,14 @@
 /*
- * RDMA verbs transport. Lane repair: a failed lane drains, is rebuilt and reconnected over the notify channel.
+ * RDMA verbs transport. Lane repair: a failed lane drains, is rebuilt and
+ * reconnected over the notify channel, or for a connected peer of another
+ * job over its other endpoint (peer.c).
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
 
 /* ---- lane repair ------------------------------------------------------------------------- */
+
+_Static_assert(sizeof(sr_ib_ctl_t) <= SR_TL_CTL_MAX, "a repair message fits a control message");
 
 /* Lane lock held. */
 void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
@@ -15,8 +19,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
     lane->state = SR_IB_LANE_DRAIN;
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
-    if (ep->conn) {
-        /* Between jobs there is no channel to repair over (peer.c). */
+    if (ep->conn && (ep->ctx->params.ctl_send == NULL || SR_IB_LOAD(ep->gone))) {
+        /* No channel to repair over (peer.c), or the peer left. */
         lane->state = SR_IB_LANE_DEAD;
         lane->refused = 0;
         SR_IB_STORE(ep->ctx->replays, 1);
@@ -24,8 +28,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
         ibv_modify_qp(lane->qp, &e, IBV_QP_STATE);
         if (why && !SR_IB_LOAD(ep->gone))
             sr_warn("verbs: lane to connected peer %d on %s:%d (QP %u) is down: %s; not "
-                    "repaired between jobs", ep->pe, lane->rail->dev->name, lane->rail->port,
-                    lane->qp->qp_num, why);
+                    "repaired (no channel to the peer)", ep->pe, lane->rail->dev->name,
+                    lane->rail->port, lane->qp->qp_num, why);
         return;
     }
     lane->asked = 0;
@@ -34,8 +38,9 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     ibv_modify_qp(lane->qp, &a, IBV_QP_STATE);
     if (why)
-        sr_warn("verbs: lane to PE %d on %s:%d (QP %u) is down: %s; repairing",
-                ep->pe, lane->rail->dev->name, lane->rail->port, lane->qp->qp_num, why);
+        sr_warn("verbs: lane %d to %s %d on %s:%d (QP %u) is down: %s; repairing",
+                (int)(lane - ep->lanes), ep->conn ? "connected peer" : "PE", ep->pe,
+                lane->rail->dev->name, lane->rail->port, lane->qp->qp_num, why);
 }
 
 /* 1 when the message went out; 0 when it must be tried again on a later
@@ -46,12 +51,14 @@ static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
     const sr_ib_lane_t *ln = &ep->lanes[lane];
     sr_ib_ctl_t c = { op | (ln->refused ? SR_IB_CTL_REFUSED : 0) |
                           (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0),
-                      (uint32_t)lane, qpn, ln->rq_psn };
+                      sr_ib_peer_lane(ep, lane), qpn, ln->rq_psn };
     symrail_status_t st = SYMRAIL_ERR_AGAIN;
-    if (sr_likely(ctx->fault_ctl == 0))
-        st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
-    else
+    if (sr_unlikely(ctx->fault_ctl > 0))
         ctx->fault_ctl--;
+    else if (ep->conn)
+        st = ctx->params.ctl_send(ctx->params.cb_arg, ep->pe, &c, sizeof(c));
+    else
+        st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
     if (st != SYMRAIL_OK)
         sr_debug("verbs: repair message %u for lane %d to PE %d deferred", op, lane, ep->pe);
     return st == SYMRAIL_OK;
@@ -90,7 +97,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
         sr_ib_lane_dead(ep, l, "no new QP");
         return -1;
     }
-    if (ep->pe == ctx->params.my_pe)
+    if (ep->pe == ctx->params.my_pe && !ep->conn)
         rqpn = lane->qp->qp_num;  /* a lane to ourselves loops back into itself */
     if (rqpn) {
         int r = (int)(lane->rail - ctx->rails);
@@ -136,8 +143,8 @@ void sr_ib_repair(sr_tl_ctx_t *ctx)
         return;
     int pending = 0;
     __atomic_store_n(&ctx->repairs_pending, 0, __ATOMIC_SEQ_CST);
-    for (int pe = 0; pe < ctx->params.n_pes; pe++) {
-        sr_tl_ep_t *ep = ctx->eps[pe];
+    for (int pe = 0; pe < ctx->neps; pe++) {
+        sr_tl_ep_t *ep = SR_IB_LOAD(ctx->eps[pe]);
         for (int l = 0; ep && l < ep->nlanes; l++) {
             sr_ib_lock(ctx, &ep->lanes[l].lock);
             pending |= sr_ib_repair_lane(ctx, ep, l);
@@ -153,6 +160,8 @@ void sr_ib_repair(sr_tl_ctx_t *ctx)
 static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
 {
     int pending = 0, me = ctx->params.my_pe, pe = ep->pe;
+    /* Between jobs PE numbers say nothing: the acceptor is the lower. */
+    int lower = ep->conn ? ep->first : me < pe;
     sr_ib_lane_t *lane = &ep->lanes[l];
     if (lane->state == SR_IB_LANE_DEAD)
         return 0;
@@ -167,13 +176,13 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     case SR_IB_LANE_DRAIN:
         if (lane->outstanding != 0)
             break;
-        if (pe == me) {
+        if (pe == me && !ep->conn) {
             /* Connected to itself: its own receive side says. */
             if (sr_ib_lane_rebuild(ep, l, 0) == 0) {
                 sr_ib_limbo_sort(ep, lane, lane->rq_psn_ok, lane->rq_psn);
                 sr_ib_lane_up(ep, l);
             }
-        } else if (me < pe) {
+        } else if (lower) {
             if (sr_ib_lane_rebuild(ep, l, 0) == 0)
                 lane->state = SR_IB_LANE_TELL;
         } else if (lane->peer_qpn) {
@@ -327,9 +336,13 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
  *
  * So the flushed WRs of a lane wait, in post order, for that PSN (its
  * limbo); then a write wholly before it landed and is done; an atomic
- * before it was applied and its result went with the response: one that
- * wants no result and is a single device atomic (not a compare-swap loop,
- * whose outcome we cannot tell) is done, the others fail; everything else
+ * before it was applied and its result went with the response: a fetch
+ * (which changes nothing) is read again, one that wants no result and is a
+ * single device atomic (not a compare-swap loop, whose outcome we cannot
+ * tell) is done, and the others, which going again would apply twice, end
+ * with SYMRAIL_ERR_RESULT_LOST: applied once (a loop: at most once), the
+ * old value unknown;
+ * everything else
  * (not executed, a write only partly, a read whose data was lost) goes
  * again, in the same order, on the same lane once it is repaired, so that
  * what a lane orders (a put and the signal behind it, a fence) stays in
@@ -401,6 +414,8 @@ void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t ps
             op->fate = SR_IB_FATE_FAIL;
         else if (!sr_ib_psn_before(op->psn, psn))
             op->fate = SR_IB_FATE_REPLAY;  /* not executed */
+        else if (atomic && op->amo_kind == SR_TL_AMO_FETCH)
+            op->fate = SR_IB_FATE_REPLAY;  /* changes nothing: read again */
         else if (atomic)
             op->fate = op->dst == NULL && !op->amo_loop ? SR_IB_FATE_DONE : SR_IB_FATE_LOST;
         else if (!read && !sr_ib_psn_before(psn, op->psn_next))
@@ -430,7 +445,11 @@ static void sr_ib_limbo_end(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int fate, sr_ib_do
             sr_ib_replay_add(op->ep, op);  /* on another lane, or its loss reported */
         return;
     }
-    sr_ib_done_add(done, op->comp, fate == SR_IB_FATE_DONE ? SYMRAIL_OK : SYMRAIL_ERR_TRANSPORT);
+    symrail_status_t st = fate == SR_IB_FATE_DONE   ? SYMRAIL_OK
+                          : fate == SR_IB_FATE_LOST ? SYMRAIL_ERR_RESULT_LOST
+                          : SR_IB_LOAD(op->ep->gone) ? SYMRAIL_ERR_PEER_GONE
+                                                     : SYMRAIL_ERR_TRANSPORT;
+    sr_ib_done_add(done, op->comp, st);
     sr_ib_op_put(ctx, op);
 }
 
@@ -487,7 +506,8 @@ int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
                 replayed, applied);
     if (lost)
         sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
-                 "results were lost with it", lost, ep->pe);
+                 "fetched values were lost with it: not applied again "
+                 "(SYMRAIL_ERR_RESULT_LOST)", lost, ep->pe);
     if (failed)
         sr_error("verbs: %d work request(s) to PE %d were caught in the failure of their QP, "
                  "which cannot tell whether they were executed: they fail", failed, ep->pe);

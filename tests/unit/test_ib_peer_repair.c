@@ -1,0 +1,303 @@
+/*
+ * Lane repair between two jobs, without a device: two verbs contexts in one
+ * process, each with the endpoint of a connected peer (the other one), whose
+ * repair messages go through params.ctl_send into a queue that the test
+ * hands to the other end's ep_ctl, as the cores do over TCP.  QPs are made,
+ * queried and moved by the fakes below.  The two ends pair their rails
+ * crosswise and have 2 and 1 QPs per rail, so a message that named a lane
+ * by the sender's number would reach the wrong one.  Checked: the lane that
+ * failed at either end (the acceptor takes the lower PE's part) comes back
+ * connected to the peer's new QP, again and again (a refused key does not
+ * use up the repairs), through a message that could not go at first; the
+ * other lanes are untouched; without a channel a lane stays down, as before;
+ * a peer that left ends a repair under way.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "tl/verbs/ib.h"
+
+#define NQPS 64
+
+/* ---- the fake device: QPs and where each one is connected ---- */
+
+static struct ibv_qp qps[NQPS];
+static uint32_t dest_of[NQPS + 100];  /* by qp_num: the peer QP of its RTR */
+static int nqps;
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
+{
+    (void)pd, (void)ia;
+    assert_true(nqps < NQPS);
+    struct ibv_qp *qp = &qps[nqps];
+    qp->qp_num = 100 + (uint32_t)nqps++;
+    return qp;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+    (void)qp;
+    return 0;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *ia)
+{
+    (void)mask, (void)ia;
+    a->qp_state = IBV_QPS_ERR;
+    a->rq_psn = sr_ib_psn(qp->qp_num);
+    return 0;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
+        dest_of[qp->qp_num] = a->dest_qp_num;
+    return 0;
+}
+
+/* ---- two jobs ---- */
+
+typedef struct {
+    sr_tl_ctx_t *ctx;
+    sr_tl_ep_t  *ep;
+    sr_tl_ep_t  *eps[2];
+} end_t;
+
+static end_t A, B;  /* the acceptor (2 QPs per rail) and the connector (1) */
+
+typedef struct {
+    end_t   *to;
+    uint8_t  msg[SR_TL_CTL_MAX];
+    size_t   len;
+} ctl_msg_t;
+
+static ctl_msg_t queue[64];
+static int nqueue, refuse_next;
+
+static symrail_status_t fake_ctl_send(void *arg, int pe, const void *msg, size_t len)
+{
+    end_t *from = arg;
+    assert_int_equal(pe, 1);
+    assert_true(len <= SR_TL_CTL_MAX && nqueue < 64);
+    if (refuse_next > 0) {
+        refuse_next--;
+        return SYMRAIL_ERR_AGAIN;  /* the receiver's slots are full */
+    }
+    queue[nqueue].to = from == &A ? &B : &A;
+    memcpy(queue[nqueue].msg, msg, len);
+    queue[nqueue++].len = len;
+    return SYMRAIL_OK;
+}
+
+static void end_make(end_t *e, int first, uint32_t qpp, uint32_t peer_qpp)
+{
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    sr_tl_ep_t *ep = calloc(1, sizeof(*ep));
+    assert_non_null(ctx);
+    assert_non_null(ep);
+    ctx->params.n_pes = 1;
+    ctx->params.ctl_send = fake_ctl_send;
+    ctx->params.cb_arg = e;
+    ctx->max_wr = 8;
+    ctx->max_inline = 64;
+    ctx->ndevs = 1;
+    snprintf(ctx->devs[0].name, sizeof(ctx->devs[0].name), "fake0");
+    ctx->nrails = 2;
+    ctx->qpp = qpp;
+    for (int r = 0; r < 2; r++) {
+        ctx->rails[r].dev = &ctx->devs[0];
+        ctx->rails[r].port = 1 + r;
+        ctx->rails[r].mtu = IBV_MTU_1024;
+        ep->rail_addr[r].mtu = IBV_MTU_1024;
+        ep->peer_rail[r] = (int8_t)(1 - r);  /* crosswise */
+    }
+    ep->ctx = ctx;
+    ep->pe = 1;
+    ep->conn = 1;
+    ep->up = 1;
+    ep->first = first;
+    ep->peer_qpp = peer_qpp;
+    ep->nlanes = 2 * (int)qpp;
+    ep->lanes = calloc((size_t)ep->nlanes, sizeof(*ep->lanes));
+    assert_non_null(ep->lanes);
+    for (int l = 0; l < ep->nlanes; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        lane->rail = &ctx->rails[l / (int)qpp];
+        lane->qp = ibv_create_qp(NULL, NULL);
+        int used = (uint32_t)l % qpp < peer_qpp;  /* min(qpp) QPs per pair of rails */
+        lane->down = !used;
+        lane->state = used ? SR_IB_LANE_UP : SR_IB_LANE_DEAD;
+    }
+    e->ctx = ctx;
+    e->ep = ep;
+    e->eps[1] = ep;
+    ctx->eps = e->eps;
+    ctx->neps = 2;
+}
+
+/* The peer end of lane l (rail r, QP q) of e: the other end's lane. */
+static sr_ib_lane_t *peer_of(end_t *e, int l)
+{
+    end_t *o = e == &A ? &B : &A;
+    int r = l / (int)e->ctx->qpp, q = l % (int)e->ctx->qpp;
+    return &o->ep->lanes[(1 - r) * (int)o->ctx->qpp + q];
+}
+
+static void link_lanes(void)
+{
+    for (int l = 0; l < A.ep->nlanes; l++) {
+        sr_ib_lane_t *a = &A.ep->lanes[l];
+        if (a->state == SR_IB_LANE_DEAD)
+            continue;
+        sr_ib_lane_t *b = peer_of(&A, l);
+        a->rqpn = dest_of[a->qp->qp_num] = b->qp->qp_num;
+        b->rqpn = dest_of[b->qp->qp_num] = a->qp->qp_num;
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    nqps = nqueue = refuse_next = 0;
+    memset(dest_of, 0, sizeof(dest_of));
+    end_make(&A, 1, 2, 1);
+    end_make(&B, 0, 1, 2);
+    link_lanes();
+    return 0;
+}
+
+static void end_free(end_t *e)
+{
+    free(e->ep->lanes);
+    free(e->ep);
+    free(e->ctx);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    end_free(&A);
+    end_free(&B);
+    return 0;
+}
+
+/* Both ends' progress, and the messages between them, until quiet. */
+static void pump(void)
+{
+    for (int i = 0; i < 50; i++) {
+        sr_ib_repair(A.ctx);
+        sr_ib_repair(B.ctx);
+        int n = nqueue;
+        nqueue = 0;
+        for (int m = 0; m < n; m++)
+            sr_ib_ep_ctl(queue[m].to->ep, queue[m].msg, queue[m].len);
+    }
+}
+
+static void assert_connected(end_t *e, int l)
+{
+    sr_ib_lane_t *lane = &e->ep->lanes[l], *peer = peer_of(e, l);
+    assert_int_equal(lane->state, SR_IB_LANE_UP);
+    assert_int_equal(lane->down, 0);
+    assert_int_equal(peer->state, SR_IB_LANE_UP);
+    assert_int_equal(lane->rqpn, peer->qp->qp_num);
+    assert_int_equal(peer->rqpn, lane->qp->qp_num);
+    assert_int_equal(dest_of[lane->qp->qp_num], peer->qp->qp_num);
+    assert_int_equal(dest_of[peer->qp->qp_num], lane->qp->qp_num);
+}
+
+/* A stale access at end e broke lane l there (the peer's end has not seen
+ * it yet): its key was refused, which does not count against the lane. */
+static void stale_access(end_t *e, int l)
+{
+    sr_ib_lane_t *lane = &e->ep->lanes[l];
+    sr_ib_lane_fail(e->ep, lane, "remote access error (test)");
+    lane->refused = 1;
+    assert_int_equal(lane->state, SR_IB_LANE_DRAIN);
+}
+
+static void test_the_acceptors_lane_fails(void **state)
+{
+    (void)state;
+    uint32_t before = A.ep->lanes[2].qp->qp_num, old = A.ep->lanes[0].qp->qp_num;
+    for (int k = 0; k < 2 * SR_IB_MAX_REPAIRS; k++) {
+        stale_access(&A, 0);
+        pump();
+        assert_connected(&A, 0);
+    }
+    assert_int_not_equal(A.ep->lanes[0].qp->qp_num, old);
+    /* The other lanes kept their QPs; those without a pair stay down. */
+    assert_int_equal(A.ep->lanes[2].qp->qp_num, before);
+    assert_int_equal(A.ep->lanes[1].state, SR_IB_LANE_DEAD);
+    assert_int_equal(A.ep->lanes[3].state, SR_IB_LANE_DEAD);
+    assert_int_equal(A.ctx->n_repaired, 2 * SR_IB_MAX_REPAIRS);
+    assert_int_equal(B.ctx->n_repaired, 2 * SR_IB_MAX_REPAIRS);
+}
+
+static void test_the_connectors_lane_fails(void **state)
+{
+    (void)state;
+    refuse_next = 1;  /* its REQUEST goes on a later pass */
+    for (int k = 0; k < 2 * SR_IB_MAX_REPAIRS; k++) {
+        stale_access(&B, 0);
+        pump();
+        assert_connected(&B, 0);
+        assert_connected(&B, 1);
+    }
+    assert_int_equal(refuse_next, 0);
+}
+
+static void test_both_ends_fail_at_once(void **state)
+{
+    (void)state;
+    stale_access(&A, 2);
+    stale_access(&B, 0);  /* the same pair of QPs */
+    pump();
+    assert_connected(&A, 2);
+    assert_connected(&A, 0);
+}
+
+static void test_without_a_channel_a_lane_stays_down(void **state)
+{
+    (void)state;
+    A.ctx->params.ctl_send = NULL;
+    sr_ib_lane_fail(A.ep, &A.ep->lanes[0], "remote access error (test)");
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_DEAD);
+    pump();
+    assert_int_equal(nqueue, 0);
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_DEAD);
+}
+
+static void test_a_peer_that_left_ends_the_repair(void **state)
+{
+    (void)state;
+    stale_access(&A, 0);
+    sr_ib_repair(A.ctx);
+    sr_ib_repair(A.ctx);
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_WAIT);
+    sr_ib_peer_disconnect(A.ep);
+    for (int l = 0; l < A.ep->nlanes; l++)
+        assert_int_equal(A.ep->lanes[l].state, SR_IB_LANE_DEAD);
+    pump();  /* what the peer answers is not taken any more */
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_DEAD);
+    assert_int_equal(A.ctx->n_repaired, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_the_acceptors_lane_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_connectors_lane_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_both_ends_fail_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_without_a_channel_a_lane_stays_down, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_peer_that_left_ends_the_repair, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
