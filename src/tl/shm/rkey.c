@@ -149,7 +149,7 @@ int sr_shm_cma(int pid, void *local, uint64_t raddr, size_t len, int to_peer)
 }
 
 symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
-                                 size_t len, int to_peer)
+                                 size_t len, int to_peer, const sr_tl_comp_t *comp)
 {
     sr_shm_key_t *k = sr_shm_key(ep, rkey);
     symrail_status_t st = sr_shm_peer_live(ep);
@@ -177,7 +177,7 @@ symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint6
     }
     sr_shm_leave(k);
     if (to_peer)
-        sr_shm_kick(ep->hdr);
+        sr_shm_kick_copy(ep->hdr, comp);
     return st;
 }
 
