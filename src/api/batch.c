@@ -104,6 +104,7 @@ symrail_status_t symrail_batch_add(symrail_batch_t batch, symrail_xfer_op_t op, 
     if (task_p)
         *task_p = b->n;
     sr_batch_push(b, op, local, rs, roff, len);
+    sr_batch_hold_rseg(rs, 1);
     return SYMRAIL_OK;
 }
 
@@ -183,6 +184,7 @@ static symrail_status_t sr_api_layers(const char *fn, symrail_batch_t batch,
     for (size_t l = 0; l < nlayers; l++)
         sr_blocks(fn, b, 1, op, (char *)local_base + l * local_stride, local_idx, rs,
                   remote_base + l * remote_stride, remote_idx, nblocks, block_bytes, &n);
+    sr_batch_hold_rseg(rs, total);
     if (ntasks_p)
         *ntasks_p = total;
     return SYMRAIL_OK;

@@ -221,7 +221,9 @@ typedef struct {
     int    ordered_lanes;  /* a lane applies its requests at the target in order */
     int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
     int    immediate;      /* put, get and atomic are applied at the target, in order,
-                            * before they return: the core calls them with comp NULL */
+                            * before they return: the core calls them with comp NULL,
+                            * or (a batch's run) with one that only says
+                            * SR_TL_COMP_MORE, never called back */
     int    nic_atomics;    /* atomics are applied by a device and are not atomic with CPU
                             * atomics on the same word (no global atomicity) */
     int    host_peers;     /* reaches connected peers on this host only, by their process:
