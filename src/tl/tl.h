@@ -264,6 +264,10 @@ typedef struct sr_tl_ops {
     symrail_status_t (*ep_addr_pack)(sr_tl_ep_t *ep, void *buf, size_t *len_p);
     /* Load/store address of (region, offset) at the peer, or NULL. */
     void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+    /* A hint: a put (write 1) or get of (region, offset) follows soon; a
+     * load/store transport may start bringing the line in.  It never
+     * faults, never fails, and may do nothing (sr_tl_no_prefetch). */
+    void (*prefetch)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 
     /* Fills the relative bandwidth of each lane (0: the lane is down) and
      * returns how many lanes the endpoint has (1 .. max). */
@@ -326,6 +330,7 @@ symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_
 void sr_tl_ep_nothing(sr_tl_ep_t *ep);
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 /* For a transport without segments (yet). */
 symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);

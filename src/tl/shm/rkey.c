@@ -148,6 +148,13 @@ int sr_shm_cma(int pid, void *local, uint64_t raddr, size_t len, int to_peer)
     return 0;
 }
 
+void sr_shm_seg_prefetch(sr_tl_ep_t *ep, uint32_t rkey, uint64_t roff, int write)
+{
+    sr_shm_key_t *k = sr_shm_key(ep, rkey);
+    if (k != NULL && k->base != NULL && roff < k->len)
+        sr_prefetch(k->base + roff, write);
+}
+
 symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
                                  size_t len, int to_peer, const sr_tl_comp_t *comp)
 {

@@ -259,6 +259,16 @@ static void *sr_shm_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
     return region < SR_SHM_MAX_REGIONS && ep->base[region] ? ep->base[region] + offset : NULL;
 }
 
+static void sr_shm_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t roff, int write)
+{
+    if (region >= SR_TL_REGION_SEG0) {
+        sr_shm_seg_prefetch(ep, region, roff, write);
+        return;
+    }
+    if (region < SR_SHM_MAX_REGIONS && ep->base[region] && roff < ep->len[region])
+        sr_prefetch(ep->base[region] + roff, write);
+}
+
 static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
@@ -428,6 +438,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .disconnect   = sr_shm_disconnect,
     .ep_addr_pack = sr_tl_no_ep_addr,
     .ptr          = sr_shm_ptr,
+    .prefetch     = sr_shm_prefetch,
     .ep_lanes     = sr_tl_one_lane,
     .put          = sr_shm_put,
     .get          = sr_shm_get,

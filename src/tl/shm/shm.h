@@ -121,6 +121,10 @@ symrail_status_t sr_shm_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
 symrail_status_t sr_shm_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
 symrail_status_t sr_shm_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
 void sr_shm_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
+/* The first line of a put (write 1) or get through an unpacked key, on
+ * its way into the cache (a hint: no check of the generation, as a
+ * prefetch neither faults nor changes memory). */
+void sr_shm_seg_prefetch(sr_tl_ep_t *ep, uint32_t rkey, uint64_t roff, int write);
 /* put (to_peer 1) or get through an unpacked key. */
 symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
                                  size_t len, int to_peer, const sr_tl_comp_t *comp);
