@@ -52,8 +52,9 @@ typedef struct sr_tl_ep  sr_tl_ep_t;
 typedef struct sr_tl_comp {
     void (*cb)(struct sr_tl_comp *comp, symrail_status_t status);
     /* SR_TL_COMP_MORE: more slices of the same transfer follow on this
-     * endpoint, and ep_post_end comes after the last one, so a transport may
-     * hold this work request back to post the transfer as one chain. */
+     * endpoint, and ep_post_end comes after the last one, from the same
+     * thread, so a transport may hold this work request back to post the
+     * transfer as one chain (or, shm, ring the peer's doorbell once). */
     uint32_t flags;
 } sr_tl_comp_t;
 
