@@ -392,10 +392,11 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
         sr_shm_kick(ep->hdr);
 }
 
-/* The end of a run of copies posted with SR_TL_COMP_MORE: the doorbell
- * they left (sr_shm_kick_copy). */
+/* The end of a run of copies posted with SR_TL_COMP_MORE: the key they
+ * entered (rkey.c), and the doorbell they left (sr_shm_kick_copy). */
 static void sr_shm_ep_post_end(sr_tl_ep_t *ep)
 {
+    sr_shm_seg_run_end();
     sr_shm_kick(ep->hdr);
 }
 

@@ -125,6 +125,8 @@ void sr_shm_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
  * its way into the cache (a hint: no check of the generation, as a
  * prefetch neither faults nor changes memory). */
 void sr_shm_seg_prefetch(sr_tl_ep_t *ep, uint32_t rkey, uint64_t roff, int write);
+/* The end of this thread's run of copies through keys (ep_post_end). */
+void sr_shm_seg_run_end(void);
 /* put (to_peer 1) or get through an unpacked key. */
 symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
                                  size_t len, int to_peer, const sr_tl_comp_t *comp);
