@@ -104,41 +104,61 @@ symrail_status_t symrail_batch_add(symrail_batch_t batch, symrail_xfer_op_t op, 
     if (task_p)
         *task_p = b->n;
     sr_batch_push(b, op, local, rs, roff, len);
+    sr_batch_hold_rseg(rs, 1);
     return SYMRAIL_OK;
 }
 
-/* Runs of blocks adjacent on both sides, one task each; with `push` 0 only
- * counted and checked. */
-static symrail_status_t sr_blocks(const char *fn, struct symrail_batch *b, int push,
-                                  symrail_xfer_op_t op, char *local_base,
-                                  const uint32_t *local_idx, struct symrail_rseg *rs,
-                                  uint64_t remote_base, const uint32_t *remote_idx,
-                                  size_t nblocks, uint64_t block_bytes, size_t *ntasks_p)
+/* The length of the run of blocks from i on that are adjacent on both sides. */
+static inline size_t sr_blocks_run(const uint32_t *local_idx, const uint32_t *remote_idx,
+                                   size_t i, size_t nblocks)
+{
+    size_t run = 1;
+    while (i + run < nblocks && local_idx[i + run] == local_idx[i] + run &&
+           remote_idx[i + run] == remote_idx[i] + run)
+        run++;
+    return run;
+}
+
+/* How many tasks the blocks make (for the message of a call past capacity). */
+static size_t sr_blocks_count(const uint32_t *local_idx, const uint32_t *remote_idx,
+                              size_t nblocks)
 {
     size_t ntasks = 0;
+    for (size_t i = 0; i < nblocks; ntasks++)
+        i += sr_blocks_run(local_idx, remote_idx, i, nblocks);
+    return ntasks;
+}
+
+/* Runs of blocks adjacent on both sides, one task each, checked and pushed
+ * in one pass: on a failure the caller takes back what was pushed
+ * (b->n), so that the call adds all or nothing.  SYMRAIL_ERR_NOMEM: the
+ * batch is full (the caller says so). */
+static symrail_status_t sr_blocks(const char *fn, struct symrail_batch *b, symrail_xfer_op_t op,
+                                  char *local_base, const uint32_t *local_idx,
+                                  struct symrail_rseg *rs, uint64_t remote_base,
+                                  const uint32_t *remote_idx, size_t nblocks,
+                                  uint64_t block_bytes)
+{
     for (size_t i = 0; i < nblocks;) {
-        size_t run = 1;
-        while (i + run < nblocks && local_idx[i + run] == local_idx[i] + run &&
-               remote_idx[i + run] == remote_idx[i] + run)
-            run++;
+        size_t run = sr_blocks_run(local_idx, remote_idx, i, nblocks);
         uint64_t len = run * block_bytes;
         /* Indices are 32-bit and block_bytes was bounded: no product wraps. */
         uint64_t roff = remote_base + (uint64_t)remote_idx[i] * block_bytes;
         char *local = local_base + (uint64_t)local_idx[i] * block_bytes;
-        if (!push) {
-            symrail_status_t st = sr_task_check(fn, op, local, rs, roff, len, b->n + ntasks);
-            if (st != SYMRAIL_OK) {
-                sr_error("%s: (blocks %zu.. with local index %u, remote index %u)", fn, i,
-                         local_idx[i], remote_idx[i]);
-                return st;
-            }
-        } else {
-            sr_batch_push(b, op, local, rs, roff, len);
+        /* sr_task_check's tests (len is not 0), inline; it says what failed. */
+        if (sr_unlikely((op != SYMRAIL_WRITE && op != SYMRAIL_READ) || local == NULL ||
+                        (uintptr_t)local + len < (uintptr_t)local || roff > rs->len ||
+                        len > rs->len - roff)) {
+            symrail_status_t st = sr_task_check(fn, op, local, rs, roff, len, b->n);
+            sr_error("%s: (blocks %zu.. with local index %u, remote index %u)", fn, i,
+                     local_idx[i], remote_idx[i]);
+            return st != SYMRAIL_OK ? st : SYMRAIL_ERR_INVALID;
         }
-        ntasks++;
+        if (sr_unlikely(b->n == b->cap))
+            return SYMRAIL_ERR_NOMEM;
+        sr_batch_push(b, op, local, rs, roff, len);
         i += run;
     }
-    *ntasks_p = ntasks;
     return SYMRAIL_OK;
 }
 
@@ -166,23 +186,25 @@ static symrail_status_t sr_api_layers(const char *fn, symrail_batch_t batch,
                  : "block_bytes, nblocks, remote_base, a stride or nlayers is too large");
         return SYMRAIL_ERR_INVALID;
     }
-    /* Everything is checked before anything is added: all or nothing. */
-    size_t total = 0, n;
+    /* All or nothing: a failure takes back the tasks this call pushed. */
+    size_t first = b->n;
     for (size_t l = 0; l < nlayers; l++) {
-        symrail_status_t st = sr_blocks(fn, b, 0, op, (char *)local_base + l * local_stride,
+        symrail_status_t st = sr_blocks(fn, b, op, (char *)local_base + l * local_stride,
                                         local_idx, rs, remote_base + l * remote_stride,
-                                        remote_idx, nblocks, block_bytes, &n);
-        if (st != SYMRAIL_OK)
+                                        remote_idx, nblocks, block_bytes);
+        if (sr_unlikely(st != SYMRAIL_OK)) {
+            b->n = first;
+            if (st == SYMRAIL_ERR_NOMEM) {
+                sr_batch_room(fn, b, sr_blocks_count(local_idx, remote_idx, nblocks) * nlayers);
+                st = SYMRAIL_ERR_INVALID;
+            }
             return st;
-        total += n;
-        if (!sr_batch_room(fn, b, total))
-            return SYMRAIL_ERR_INVALID;
+        }
     }
+    size_t total = b->n - first;
     if (first_p)
-        *first_p = b->n;
-    for (size_t l = 0; l < nlayers; l++)
-        sr_blocks(fn, b, 1, op, (char *)local_base + l * local_stride, local_idx, rs,
-                  remote_base + l * remote_stride, remote_idx, nblocks, block_bytes, &n);
+        *first_p = first;
+    sr_batch_hold_rseg(rs, total);
     if (ntasks_p)
         *ntasks_p = total;
     return SYMRAIL_OK;

@@ -1,6 +1,7 @@
 /* Batches (batch.h). */
 #include "config.h"
 #include "core/batch.h"
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/sys.h"
 
@@ -78,7 +79,11 @@ void sr_batch_push(struct symrail_batch *b, int op, char *local, struct symrail_
     t->len = len;
     t->op = (uint8_t)op;
     t->state = SYMRAIL_TASK_PENDING;
-    __atomic_fetch_add(&rs->busy, 1, __ATOMIC_RELAXED);
+}
+
+void sr_batch_hold_rseg(struct symrail_rseg *rs, size_t ntasks)
+{
+    __atomic_fetch_add(&rs->busy, (uint32_t)ntasks, __ATOMIC_RELAXED);
 }
 
 /* In the pump (one thread at a time); batch_status reads the task's state
@@ -110,14 +115,50 @@ static symrail_status_t sr_task_self(sr_task_t *t)
                                t->op == SYMRAIL_WRITE);
 }
 
+/* A copy posted in a run: the transport may leave what it owes after each
+ * copy (shm: the peer's doorbell) to the run's ep_post_end.  Only its flags
+ * are read: an immediate transport never calls back. */
+static sr_tl_comp_t sr_task_more = { NULL, SR_TL_COMP_MORE };
+
+/* A task to a load/store peer is a copy, as a put to it is (sr_rma): no
+ * request and no slice, which cost as much as the copy's own setup.  0 if
+ * it failed: it then goes the general way, which tries it again and, as for
+ * any slice, retries, logs and says why it failed. */
+static inline int sr_task_copy(struct symrail_batch *b, sr_task_t *t, int pe)
+{
+    sr_peer_t *peer = &sr_rt.peers[pe];
+    /* The next task's first lines on both sides come in while this one
+     * copies (paged 16 KiB blocks over shm, medians of 13 runs on a busy
+     * host timed by CPU time: 0.91 -> 0.93x of one contiguous task; two
+     * tasks ahead did no better). */
+    if (b->next < b->n && b->tasks[b->next].rs->pe == pe) {
+        const sr_task_t *nt = &b->tasks[b->next];
+        int put = nt->op == SYMRAIL_WRITE;
+        sr_prefetch(nt->local, !put);
+        peer->ops->prefetch(peer->ep, nt->rs->idx, nt->roff, put);
+    }
+    symrail_status_t st =
+        t->op == SYMRAIL_WRITE
+            ? peer->ops->put(peer->ep, 0, t->local, t->rs->idx, t->roff, t->len, &sr_task_more)
+            : peer->ops->get(peer->ep, 0, t->local, t->rs->idx, t->roff, t->len, &sr_task_more);
+    if (sr_unlikely(st != SYMRAIL_OK))
+        return 0;
+    sr_peer_note(b->ctx, &b->ctx->peers[pe], pe, 0);
+    sr_task_end(b, t, SYMRAIL_OK);
+    return 1;
+}
+
 /* Posts task t; its slices may be held back by the transport until the
  * caller's ep_post_end for that PE. */
 static void sr_task_post(struct symrail_batch *b, sr_task_t *t)
 {
-    if (t->rs->pe == sr_rt.my_pe) {
+    int pe = t->rs->pe;
+    if (pe == sr_rt.my_pe) {
         sr_task_end(b, t, sr_task_self(t));
         return;
     }
+    if (sr_rt.peers[pe].immediate && sr_likely(sr_task_copy(b, t, pe)))
+        return;
     sr_req_init(b->ctx, &t->req);
     t->req.orphan = SR_REQ_TASK;
     /* One count for the posting itself: slices that end at once must not
@@ -363,8 +404,13 @@ symrail_status_t sr_batch_cancel(struct symrail_batch *b)
 
 void sr_batch_clear(struct symrail_batch *b)
 {
-    for (size_t i = 0; i < b->n; i++)
-        __atomic_fetch_sub(&b->tasks[i].rs->busy, 1, __ATOMIC_RELAXED);
+    /* One atomic a run of tasks through the same import, as they were added. */
+    for (size_t i = 0, run; i < b->n; i += run) {
+        struct symrail_rseg *rs = b->tasks[i].rs;
+        for (run = 1; i + run < b->n && b->tasks[i + run].rs == rs; run++)
+            ;
+        __atomic_fetch_sub(&rs->busy, (uint32_t)run, __ATOMIC_RELAXED);
+    }
     free(b->notify_payload);
     b->notify_payload = NULL;
     b->notify_pe = -1;

@@ -78,9 +78,12 @@ void sr_batch_progress(void);
 void sr_batches_fini(void);
 
 symrail_status_t sr_batch_new(size_t capacity, struct symrail_batch **batch_p);
-/* Appends one task that the caller checked. */
+/* Appends one task that the caller checked; the caller counts the tasks
+ * it pushed on their import with sr_batch_hold_rseg (one atomic a call,
+ * not one a task). */
 void sr_batch_push(struct symrail_batch *b, int op, char *local, struct symrail_rseg *rs,
                    uint64_t roff, uint64_t len);
+void sr_batch_hold_rseg(struct symrail_rseg *rs, size_t ntasks);
 symrail_status_t sr_batch_submit(struct symrail_batch *b, int pe, uint32_t tag,
                                  const void *payload, size_t len);
 /* Posts more, ends the batch: returns whether the batch is done. */

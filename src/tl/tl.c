@@ -86,6 +86,11 @@ void sr_tl_ep_nothing(sr_tl_ep_t *ep)
     (void)ep;
 }
 
+void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write)
+{
+    (void)ep, (void)region, (void)offset, (void)write;
+}
+
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep)
 {
     (void)ep;

@@ -52,8 +52,9 @@ typedef struct sr_tl_ep  sr_tl_ep_t;
 typedef struct sr_tl_comp {
     void (*cb)(struct sr_tl_comp *comp, symrail_status_t status);
     /* SR_TL_COMP_MORE: more slices of the same transfer follow on this
-     * endpoint, and ep_post_end comes after the last one, so a transport may
-     * hold this work request back to post the transfer as one chain. */
+     * endpoint, and ep_post_end comes after the last one, from the same
+     * thread, so a transport may hold this work request back to post the
+     * transfer as one chain (or, shm, ring the peer's doorbell once). */
     uint32_t flags;
 } sr_tl_comp_t;
 
@@ -235,7 +236,9 @@ typedef struct {
     int    ordered_lanes;  /* a lane applies its requests at the target in order */
     int    local_completion; /* put may return SYMRAIL_OK before the data has arrived */
     int    immediate;      /* put, get and atomic are applied at the target, in order,
-                            * before they return: the core calls them with comp NULL */
+                            * before they return: the core calls them with comp NULL,
+                            * or (a batch's run) with one that only says
+                            * SR_TL_COMP_MORE, never called back */
     int    nic_atomics;    /* atomics are applied by a device and are not atomic with CPU
                             * atomics on the same word (no global atomicity) */
     int    host_peers;     /* reaches connected peers on this host only, by their process:
@@ -280,6 +283,10 @@ typedef struct sr_tl_ops {
     void (*ep_ctl)(sr_tl_ep_t *ep, const void *msg, size_t len);
     /* Load/store address of (region, offset) at the peer, or NULL. */
     void *(*ptr)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+    /* A hint: a put (write 1) or get of (region, offset) follows soon; a
+     * load/store transport may start bringing the line in.  It never
+     * faults, never fails, and may do nothing (sr_tl_no_prefetch). */
+    void (*prefetch)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 
     /* Fills the relative bandwidth of each lane (0: the lane is down) and
      * returns how many lanes the endpoint has (1 .. max). */
@@ -345,6 +352,7 @@ symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_
 void sr_tl_ep_nothing(sr_tl_ep_t *ep);
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
+void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 /* For a transport without segments (yet). */
 symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);

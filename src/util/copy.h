@@ -63,6 +63,19 @@ static inline void sr_copy(void *dst, const void *src, size_t len)
         sr_copy_large(dst, src, len);
 }
 
+/* The first line of a copy that follows soon, on its way into the cache
+ * (write: it will be stored to).  A copy of a few KiB from lines nobody
+ * touched lately (KV blocks scattered over a pool) starts with misses that
+ * the hardware prefetchers, which follow streams, do not hide; issued one
+ * copy ahead, they overlap with it. */
+static inline void sr_prefetch(const void *p, int write)
+{
+    if (write)
+        __builtin_prefetch(p, 1, 3);
+    else
+        __builtin_prefetch(p, 0, 3);
+}
+
 /* Which strategy sr_copy_large uses for this copy (for tests and tools; sr_copy
  * itself copies up to SR_COPY_SMALL bytes with memcpy):
  * "memcpy", "avx512", "avx2", "avx512-back", "avx2-back", "avx512-shift",

@@ -27,4 +27,10 @@ for tl in shm tcp; do
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=2s T_OP_TIMEOUT_S=2 \
         "$SYMRUN" -n 2 --timeout 120 "$T/t_batch" notify-timeout
 done
+# Copies into a mapped segment ring the target's doorbell once a run of
+# tasks, not once a task (sleeps counted by t_batch).
+run_case "batch: a sleeping target is woken by batches, not by their blocks (shm)" 0 \
+    '^ok: batch: a sleeping target is woken by batches' \
+    env SYMRAIL_TRANSPORTS=shm SYMRAIL_SPIN_COUNT=64 SYMRAIL_SPIN_US=0 \
+    "$SYMRUN" -n 2 --timeout 120 "$T/t_batch" wakes
 finish

@@ -13,7 +13,14 @@
  *    (it waits on a second batch) while another thread polls the first and
  *    frees it the moment it sees it done: the pump must be out of it by
  *    then (ThreadSanitizer, which `make check-tsan` runs, or AddressSanitizer
- *    report it otherwise).
+ *    report it otherwise);
+ *  - "wakes" (shared memory, a short SYMRAIL_SPIN_COUNT and no
+ *    SYMRAIL_SPIN_US, so that PE 1 sleeps at once): PE 1 sleeps in a
+ *    barrier while PE 0 writes batches of many small blocks into its
+ *    mapped segment; PE 1 is woken a few times a batch at most, not once
+ *    every few blocks (each waking costs it a system call and every CPU a
+ *    membarrier, and made paged batches 0.4-0.7x of one contiguous task on
+ *    a busy host).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -276,6 +283,74 @@ static int two_pumps(board_t *board)
     return 0;
 }
 
+#define WAKE_BLOCK   4096
+#define WAKE_TASKS   4096
+#define WAKE_BATCHES 4
+
+static int wakes(board_t *board)
+{
+    size_t len = (size_t)WAKE_TASKS * WAKE_BLOCK;
+    symrail_seg_t seg = NULL;
+    void *pool = NULL;
+    symrail_rseg_t r = NULL;
+    if (symrail_my_pe() == 1) {
+        T_CHECK(symrail_seg_alloc(len, 0, &pool, &seg));
+        board_t mine = { sizeof(mine.desc), { 0 } };
+        T_CHECK(symrail_seg_export(seg, mine.desc, &mine.len));
+        T_CHECK(symrail_put(board, &mine, sizeof(mine), 0));
+    }
+    T_CHECK(symrail_barrier_all());
+    if (symrail_my_pe() == 0) {
+        T_CHECK(symrail_seg_import(board->desc, board->len, &r));
+        unsigned char *src = malloc(len);
+        uint32_t *li = malloc(WAKE_TASKS * sizeof(uint32_t)), *ri = malloc(WAKE_TASKS * sizeof(uint32_t));
+        T_ASSERT(src && li && ri, "memory");
+        t_fill(src, len, 0, 7);
+        /* Every block to its own place, none next to the one before it:
+         * one task a block. */
+        for (uint32_t i = 0; i < WAKE_TASKS; i++)
+            li[i] = ri[i] = i % 2 ? WAKE_TASKS - i : i;
+        /* PE 1 asleep in its barrier before the first block comes. */
+        nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+        for (int k = 0; k < WAKE_BATCHES; k++) {
+            symrail_batch_t b;
+            size_t ntasks = 0;
+            T_CHECK(symrail_batch_create(WAKE_TASKS, &b));
+            T_CHECK(symrail_batch_add_blocks(b, SYMRAIL_WRITE, src, li, r, 0, ri, WAKE_TASKS,
+                                             WAKE_BLOCK, NULL, &ntasks));
+            T_ASSERT(ntasks == WAKE_TASKS, "%zu tasks for %d blocks", ntasks, WAKE_TASKS);
+            T_CHECK(symrail_batch_submit(b));
+            T_CHECK(symrail_batch_wait(b, -1));
+            T_CHECK(symrail_batch_free(b));
+        }
+        T_CHECK(symrail_rseg_release(r));
+        free(src);
+        free(li);
+        free(ri);
+    }
+    symrail_stats_t s0, s1;
+    T_CHECK(symrail_stats(&s0));
+    double t0 = now_s();
+    T_CHECK(symrail_barrier_all());
+    double waited = now_s() - t0;
+    T_CHECK(symrail_stats(&s1));
+    if (symrail_my_pe() == 1) {
+        T_ASSERT(t_verify(pool, len, 0, 7) == SIZE_MAX, "the batches' data did not land");
+        unsigned long slept = (unsigned long)(s1.sleeps - s0.sleeps);
+        /* A few wakings a batch, and one a sleep slice (20 ms) that ends
+         * by itself. */
+        unsigned long limit = 4 * WAKE_BATCHES + 8 + (unsigned long)(waited / 0.020);
+        T_ASSERT(slept <= limit, "PE 1 went to sleep %lu times in %.0f ms while %d batches of "
+                 "%d blocks came (at most %lu expected): woken by blocks, not by batches",
+                 slept, waited * 1e3, WAKE_BATCHES, WAKE_TASKS, limit);
+        T_CHECK(symrail_seg_deregister(seg));
+        printf("ok: batch: a sleeping target is woken by batches, not by their blocks (%lu "
+               "sleeps in %.0f ms for %d batches of %d blocks)\n", slept, waited * 1e3,
+               WAKE_BATCHES, WAKE_TASKS);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -297,8 +372,10 @@ int main(int argc, char **argv)
     }
     else if (strcmp(mode, "notify-timeout") == 0)
         notify_timeout(board);
+    else if (strcmp(mode, "wakes") == 0)
+        wakes(board);
     else
-        T_ASSERT(0, "mode: notify-timeout or threads");
+        T_ASSERT(0, "mode: notify-timeout, threads or wakes");
     T_CHECK(symrail_barrier_all());
     symrail_free(board);
     symrail_finalize();

@@ -155,6 +155,16 @@ static void bad_input(symrail_rseg_t dst, unsigned char *src)
                                       NULL), SYMRAIL_ERR_INVALID);
     T_CHECK(symrail_batch_add(b, SYMRAIL_WRITE, src, dst, 8, 8, &task));
     T_ASSERT(task == 1, "second task is %zu (a refused call added something)", task);
+    /* Room enough, the last block past the end: the blocks before it are
+     * not added either. */
+    symrail_batch_t b2;
+    static const uint32_t last_far[] = { 0, 5, NBLOCKS };
+    T_CHECK(symrail_batch_create(8, &b2));
+    T_EXPECT(symrail_batch_add_blocks(b2, SYMRAIL_WRITE, src, li, dst, 0, last_far, 3, BLOCK,
+                                      NULL, NULL), SYMRAIL_ERR_INVALID);
+    T_CHECK(symrail_batch_add(b2, SYMRAIL_WRITE, src, dst, 0, 8, &task));
+    T_ASSERT(task == 0, "first task is %zu after a refused add_blocks", task);
+    T_CHECK(symrail_batch_free(b2));
     T_EXPECT(symrail_batch_add(b, SYMRAIL_WRITE, src, dst, 16, 8, NULL), SYMRAIL_ERR_INVALID);
     /* An import in use by a batch is not released. */
     T_EXPECT(symrail_rseg_release(dst), SYMRAIL_ERR_STATE);

@@ -259,23 +259,33 @@ static void *sr_shm_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
     return region < SR_SHM_MAX_REGIONS && ep->base[region] ? ep->base[region] + offset : NULL;
 }
 
+static void sr_shm_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t roff, int write)
+{
+    if (region >= SR_TL_REGION_SEG0) {
+        sr_shm_seg_prefetch(ep, region, roff, write);
+        return;
+    }
+    if (region < SR_SHM_MAX_REGIONS && ep->base[region] && roff < ep->len[region])
+        sr_prefetch(ep->base[region] + roff, write);
+}
+
 static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
-    (void)lane, (void)comp;
+    (void)lane;
     if (sr_unlikely(region >= SR_TL_REGION_SEG0))
-        return sr_shm_seg_copy(ep, (void *)src, region, roff, len, 1);
+        return sr_shm_seg_copy(ep, (void *)src, region, roff, len, 1, comp);
     sr_copy(ep->base[region] + roff, src, len);
-    sr_shm_kick(ep->hdr);
+    sr_shm_kick_copy(ep->hdr, comp);
     return SYMRAIL_OK;
 }
 
 static symrail_status_t sr_shm_get(sr_tl_ep_t *ep, int lane, void *dst, uint32_t region,
                                    uint64_t roff, size_t len, sr_tl_comp_t *comp)
 {
-    (void)lane, (void)comp;
+    (void)lane;
     if (sr_unlikely(region >= SR_TL_REGION_SEG0))
-        return sr_shm_seg_copy(ep, dst, region, roff, len, 0);
+        return sr_shm_seg_copy(ep, dst, region, roff, len, 0, comp);
     sr_copy(dst, ep->base[region] + roff, len);
     return SYMRAIL_OK;
 }
@@ -382,6 +392,14 @@ static void sr_shm_notify_release(sr_tl_ep_t *ep)
         sr_shm_kick(ep->hdr);
 }
 
+/* The end of a run of copies posted with SR_TL_COMP_MORE: the key they
+ * entered (rkey.c), and the doorbell they left (sr_shm_kick_copy). */
+static void sr_shm_ep_post_end(sr_tl_ep_t *ep)
+{
+    sr_shm_seg_run_end();
+    sr_shm_kick(ep->hdr);
+}
+
 static symrail_status_t sr_shm_ep_check(sr_tl_ep_t *ep)
 {
     if (sr_unlikely(ep->peer))
@@ -422,13 +440,14 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .ep_addr_pack = sr_tl_no_ep_addr,
     .ep_ctl = sr_tl_no_ep_ctl,
     .ptr          = sr_shm_ptr,
+    .prefetch     = sr_shm_prefetch,
     .ep_lanes     = sr_tl_one_lane,
     .put          = sr_shm_put,
     .get          = sr_shm_get,
     .atomic       = sr_shm_atomic,
     .notify       = sr_shm_notify,
     .flush        = sr_tl_flush_nothing,
-    .ep_post_end  = sr_tl_ep_nothing,
+    .ep_post_end  = sr_shm_ep_post_end,
     .notify_release = sr_shm_notify_release,
     .ep_heard     = sr_tl_heard_unknown,
     .progress     = sr_shm_progress,

@@ -82,6 +82,18 @@ static inline void sr_shm_kick(sr_shm_hdr_t *hdr)
     sr_doorbell_kick(&hdr->bell);
 }
 
+/* After a copy into the peer whose control segment is hdr.  A copy posted
+ * with SR_TL_COMP_MORE leaves the doorbell to ep_post_end, which the same
+ * thread calls after the run (tl.h): a batch of many small copies rings once
+ * instead of once a copy, which would wake a sleeping peer over and over,
+ * each waking costing it a membarrier that interrupts every CPU
+ * (doorbell.c). */
+static inline void sr_shm_kick_copy(sr_shm_hdr_t *hdr, const sr_tl_comp_t *comp)
+{
+    if (comp == NULL || !(comp->flags & SR_TL_COMP_MORE))
+        sr_shm_kick(hdr);
+}
+
 static inline void sr_shm_kick_rmw(sr_shm_hdr_t *hdr)
 {
     sr_doorbell_kick_rmw(&hdr->bell);
@@ -109,9 +121,15 @@ symrail_status_t sr_shm_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
 symrail_status_t sr_shm_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
 symrail_status_t sr_shm_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
 void sr_shm_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
+/* The first line of a put (write 1) or get through an unpacked key, on
+ * its way into the cache (a hint: no check of the generation, as a
+ * prefetch neither faults nor changes memory). */
+void sr_shm_seg_prefetch(sr_tl_ep_t *ep, uint32_t rkey, uint64_t roff, int write);
+/* The end of this thread's run of copies through keys (ep_post_end). */
+void sr_shm_seg_run_end(void);
 /* put (to_peer 1) or get through an unpacked key. */
 symrail_status_t sr_shm_seg_copy(sr_tl_ep_t *ep, void *buf, uint32_t rkey, uint64_t roff,
-                                 size_t len, int to_peer);
+                                 size_t len, int to_peer, const sr_tl_comp_t *comp);
 symrail_status_t sr_shm_seg_atomic(sr_tl_ep_t *ep, sr_tl_amo_t op, uint32_t rkey, uint64_t roff,
                                    uint64_t operand, uint64_t compare, uint64_t *result_p);
 /* peer.c: connected peers on this host (tl.h's sr_tl_host_addr_t). */

@@ -414,6 +414,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .ep_addr_pack = sr_tl_no_ep_addr,
     .ep_ctl = sr_tl_no_ep_ctl,
     .ptr          = sr_tl_no_ptr,
+    .prefetch     = sr_tl_no_prefetch,
     .ep_lanes     = sr_tcp_ep_lanes,
     .put          = sr_tcp_put,
     .get          = sr_tcp_get,

@@ -386,6 +386,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .ep_addr_pack = sr_ib_ep_addr_pack,
     .ep_ctl = sr_ib_ep_ctl,
     .ptr          = sr_tl_no_ptr,
+    .prefetch     = sr_tl_no_prefetch,
     .ep_lanes     = sr_ib_ep_lanes,
     .put          = sr_ib_put,
     .get          = sr_ib_get,
