@@ -112,13 +112,19 @@ static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
  * implementations do (they never sleep).  Polling only costs the peer it
  * waits for when both run on one CPU: with more PEs than CPUs, or when a
  * peer's last poll was on our CPU, each poll yields.  The clock and the
- * CPUs are looked at once every 64 polls.
+ * CPUs are looked at once every 64 polls; until its first look, a wait
+ * goes by its thread's last.
  */
 static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t polls,
                         uint64_t ns)
 {
+    /* What this thread's last look found: two PEs that took turns on one
+     * CPU still do (the load balancer leaves such a pair together), and a
+     * wait that polled 64 times before it yielded would add those polls to
+     * every turn. */
+    static __thread int shared;
     uint64_t end = 0;
-    int yield = sr_rt.oversubscribed;
+    int yield = sr_rt.oversubscribed || shared;
     if (polls == 0 && ns == 0)
         return 0;
     for (uint64_t i = 0;; i++) {
@@ -137,7 +143,8 @@ static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t po
             else if (now >= end)
                 return 0;
         }
-        yield = sr_rt.oversubscribed || (sr_rt.spin_ns != 0 && sr_wait_cpu_shared());
+        shared = sr_rt.spin_ns != 0 && sr_wait_cpu_shared();
+        yield = sr_rt.oversubscribed || shared;
     }
 }
 
