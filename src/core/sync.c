@@ -166,10 +166,22 @@ static symrail_status_t sr_barrier_flat(sr_ctx_t *ctx, uint64_t epoch, uint64_t 
         if (seen != mine)
             bad = sr_bw_mismatch(epoch, mine, pe, seen);
     }
+    /* Where a set is no store, the releases go out together: one after
+     * another's completion would make the last PE wait for all of them. */
     uint64_t off = sr_heap_offset(&in->barrier[0][epoch & 1]);
-    for (int pe = 1; pe < n; pe++)
-        if ((st = sr_amo_set_own(ctx, off, mine, pe)) != SYMRAIL_OK)
+    int posted = 0;
+    for (int pe = 1; pe < n; pe++) {
+        if (sr_rt.peers[pe].immediate) {
+            st = sr_amo_set_own(ctx, off, mine, pe);
+        } else {
+            st = sr_amo_nbi(ctx, SR_TL_AMO_SET, off, mine, 0, pe, NULL);
+            posted = 1;
+        }
+        if (st != SYMRAIL_OK)
             return st;
+    }
+    if (posted && (st = sr_quiet(ctx)) != SYMRAIL_OK)
+        return st;
     return bad;
 }
 
