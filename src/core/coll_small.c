@@ -104,26 +104,37 @@ symrail_status_t sr_small_bcast_aset(const sr_small_as_t *s, void *dest, const v
     return st;
 }
 
-/* Member i > 0 stores its contribution into slot i - 1 of member 0's pWrk;
- * member 0 combines them into its dest and stores the result into every
- * other dest.  A member's next call can write member 0's pWrk only after it
- * has its result, so after member 0 read the slots. */
+/* Every other member stores its contribution into its slot of the last
+ * member's pWrk; the last member combines them into its dest and stores the
+ * result into every other dest.  The last member, because it is the last
+ * out of a barrier (sync.c releases PE 0 first and the others in order):
+ * the contributions are then waiting for it, instead of it for them.  A
+ * member's next call can write the last member's pWrk only after it has its
+ * result, so after the last member read the slots. */
 symrail_status_t sr_small_reduce_aset(const sr_small_as_t *s, sr_dtype_t dt, sr_rop_t op,
                                       void *dest, const void *src, uint64_t doff,
                                       size_t nreduce, void *pwrk, uint64_t woff)
 {
     size_t nbytes = nreduce * sr_dtype_size(dt);
+    int last = s->size - 1;
     symrail_status_t st;
-    if (s->me > 0) {
-        st = sr_small_put(s, 0, woff + (size_t)(s->me - 1) * nbytes, src, nbytes, s->data);
+    if (s->me != last) {
+        st = sr_small_put(s, last, woff + (size_t)s->me * nbytes, src, nbytes, s->data);
         return st == SYMRAIL_OK ? sr_small_take(s, s->res, 1) : st;
     }
-    if (dest != src)
-        memmove(dest, src, nbytes);
-    st = sr_small_take(s, s->data, (uint64_t)s->size - 1);
-    for (int i = 1; i < s->size && st == SYMRAIL_OK; i++)
-        sr_reduce_apply(dt, op, dest, (const char *)pwrk + (size_t)(i - 1) * nbytes, nreduce);
-    for (int i = 1; i < s->size && st == SYMRAIL_OK; i++)
+    /* In member order, as every PE would: the same result on every PE. */
+    st = sr_small_take(s, s->data, (uint64_t)last);
+    if (st != SYMRAIL_OK)
+        return st;
+    char tmp[SR_SMALL_BYTES];
+    memcpy(tmp, src, nbytes);
+    if (last > 0) {
+        memcpy(dest, pwrk, nbytes);
+        for (int i = 1; i < last; i++)
+            sr_reduce_apply(dt, op, dest, (const char *)pwrk + (size_t)i * nbytes, nreduce);
+        sr_reduce_apply(dt, op, dest, tmp, nreduce);
+    }
+    for (int i = 0; i < last && st == SYMRAIL_OK; i++)
         st = sr_small_put(s, i, doff, dest, nbytes, s->res);
     return st;
 }

@@ -32,7 +32,7 @@ int sr_small_aset_ok(const sr_small_as_t *s, size_t nbytes, uint64_t doff);
 symrail_status_t sr_small_bcast_aset(const sr_small_as_t *s, void *dest, const void *src,
                                      uint64_t doff, size_t nbytes, int root);
 /* Whether a reduction of nreduce elements of esize bytes takes the small path:
- * member 0's pWrk must hold the other members' contributions within the
+ * the last member's pWrk must hold the other members' contributions within the
  * SR_SMALL_WRK_ELEMS elements every pWrk has. */
 int sr_small_reduce_ok(const sr_small_as_t *s, size_t nreduce, size_t esize, uint64_t doff,
                        uint64_t woff);

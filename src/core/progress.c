@@ -112,15 +112,18 @@ static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
  * implementations do (they never sleep).  Polling only costs the peer it
  * waits for when both run on one CPU: with more PEs than CPUs, or when a
  * peer's last poll was on our CPU, each poll yields.  The clock and the
- * CPUs are looked at once every 64 polls.
+ * CPUs are looked at when the wait starts and once every 64 polls.
  */
 static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t polls,
                         uint64_t ns)
 {
     uint64_t end = 0;
-    int yield = sr_rt.oversubscribed;
+    int yield;
     if (polls == 0 && ns == 0)
         return 0;
+    /* Two PEs that take turns on one CPU: a wait that polled 64 times
+     * before it yielded would add those polls to every turn. */
+    yield = sr_rt.oversubscribed || (sr_rt.spin_ns != 0 && sr_wait_cpu_shared());
     for (uint64_t i = 0;; i++) {
         sr_progress(ctx);
         if (cond(arg))

@@ -89,6 +89,103 @@ static int sr_bw_ready(void *arg)
     return (w->seen & SR_BW_EPOCH_MASK) == (w->epoch & SR_BW_EPOCH_MASK);
 }
 
+/* Both words of a barrier call, for the mismatch message; returns MISMATCH. */
+static symrail_status_t sr_bw_mismatch(uint64_t epoch, uint64_t mine, int from, uint64_t seen)
+{
+    char a[160], b[160];
+    sr_bw_describe(mine, a, sizeof(a));
+    sr_bw_describe(seen, b, sizeof(b));
+    sr_error("collective call %llu differs between PEs: PE %d made %s, PE %d made %s; "
+             "every PE must make the same symmetric-heap and barrier calls with the "
+             "same arguments", (unsigned long long)epoch, sr_rt.my_pe, a, from, b);
+    return SYMRAIL_ERR_MISMATCH;
+}
+
+/* Up to this many PEs, PE 0 gathers and releases (sr_barrier_flat). */
+#define SR_BARRIER_FLAT_MAX 8
+_Static_assert(SR_BARRIER_FLAT_MAX - 1 <= SR_BARRIER_ROUNDS, "PE 0 has a word per PE");
+
+typedef struct {
+    sr_heap_intern_t *in;
+    uint64_t          epoch;
+    int               next, n;  /* the first word not yet seen */
+} sr_bgather_t;
+
+static int sr_bgather_ready(void *arg)
+{
+    sr_bgather_t *g = arg;
+    for (; g->next < g->n; g->next++) {
+        uint64_t w = __atomic_load_n(&g->in->barrier[g->next][g->epoch & 1], __ATOMIC_ACQUIRE);
+        if ((w & SR_BW_EPOCH_MASK) != (g->epoch & SR_BW_EPOCH_MASK))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * PE 0 gathers and releases: every other PE p writes its barrier word into
+ * barrier[p - 1][epoch & 1] of PE 0, which waits for them all, then writes
+ * its own into barrier[0][epoch & 1] of each.  PE 0 leaves first, and the
+ * collective that most often follows a barrier is rooted at PE 0 (a
+ * broadcast, a scatter of work): its root then moves the data while the
+ * others are on their way out, rather than after them (the last PE out of
+ * a dissemination may be the root, and where PEs share a CPU that is a
+ * context switch later).  Among 3 to SR_BARRIER_FLAT_MAX PEs that costs
+ * no more steps than a dissemination for 3 or 4 PEs (2), one fewer from 5
+ * on; between 2 it would cost a second step.  PE 0 compares every word
+ * with its own, the others PE 0's; it releases the others even when one
+ * differs, so that every PE whose word is not PE 0's says so too.  A PE
+ * that left barrier e can write barrier e + 1 only, and PE 0 writes a
+ * release only after that PE's arrival, so no word is overwritten before
+ * it is read.
+ */
+static symrail_status_t sr_barrier_flat(sr_ctx_t *ctx, uint64_t epoch, uint64_t mine)
+{
+    int n = sr_rt.n_pes, me = sr_rt.my_pe;
+    sr_heap_intern_t *in = sr_intern();
+    symrail_status_t st;
+    if (me != 0) {
+        uint64_t *slot = &in->barrier[0][epoch & 1];
+        st = sr_amo_set_own(ctx, sr_heap_offset(&in->barrier[me - 1][epoch & 1]), mine, 0);
+        if (st != SYMRAIL_OK)
+            return st;
+        sr_bwait_t w = { slot, epoch, 0 };
+        st = sr_wait(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
+        if (st == SYMRAIL_OK && w.seen != mine)
+            st = sr_bw_mismatch(epoch, mine, 0, w.seen);
+        return st;
+    }
+    sr_bgather_t g = { in, epoch, 0, n - 1 };
+    if (!sr_bgather_ready(&g)) {
+        st = sr_wait(ctx, sr_bgather_ready, &g, SR_WAIT_REMOTE, 0, "barrier");
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    symrail_status_t bad = SYMRAIL_OK;
+    for (int pe = 1; pe < n && bad == SYMRAIL_OK; pe++) {
+        uint64_t seen = __atomic_load_n(&in->barrier[pe - 1][epoch & 1], __ATOMIC_RELAXED);
+        if (seen != mine)
+            bad = sr_bw_mismatch(epoch, mine, pe, seen);
+    }
+    /* Where a set is no store, the releases go out together: one after
+     * another's completion would make the last PE wait for all of them. */
+    uint64_t off = sr_heap_offset(&in->barrier[0][epoch & 1]);
+    int posted = 0;
+    for (int pe = 1; pe < n; pe++) {
+        if (sr_rt.peers[pe].immediate) {
+            st = sr_amo_set_own(ctx, off, mine, pe);
+        } else {
+            st = sr_amo_nbi(ctx, SR_TL_AMO_SET, off, mine, 0, pe, NULL);
+            posted = 1;
+        }
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    if (posted && (st = sr_quiet(ctx)) != SYMRAIL_OK)
+        return st;
+    return bad;
+}
+
 /*
  * Dissemination barrier: in round r every PE writes its barrier word into
  * barrier[r][epoch & 1] of PE me+2^r and waits for its own to carry the
@@ -107,6 +204,8 @@ static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t s
     sr_heap_intern_t *in = sr_intern();
 
     ctx->stats.barriers++;
+    if (n > 2 && n <= SR_BARRIER_FLAT_MAX)
+        return sr_barrier_flat(ctx, epoch, mine);
     for (int r = 0; r < SR_BARRIER_ROUNDS && (1 << r) < n; r++) {
         int partner = (me + (1 << r)) % n, from = ((me - (1 << r)) % n + n) % n;
         uint64_t *slot = &in->barrier[r][epoch & 1];
@@ -117,15 +216,8 @@ static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t s
         st = sr_wait(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
         if (st != SYMRAIL_OK)
             return st;
-        if (w.seen != mine) {
-            char a[160], b[160];
-            sr_bw_describe(mine, a, sizeof(a));
-            sr_bw_describe(w.seen, b, sizeof(b));
-            sr_error("collective call %llu differs between PEs: PE %d made %s, PE %d made %s; "
-                     "every PE must make the same symmetric-heap and barrier calls with the "
-                     "same arguments", (unsigned long long)epoch, me, a, from, b);
-            return SYMRAIL_ERR_MISMATCH;
-        }
+        if (w.seen != mine)
+            return sr_bw_mismatch(epoch, mine, from, w.seen);
     }
     return SYMRAIL_OK;
 }
