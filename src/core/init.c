@@ -34,17 +34,13 @@ typedef struct {
     uint64_t data_vaddr; /* its place in the executable */
 } sr_blob_hdr_t;
 
-/* Each transport's address starts 8-aligned in the blob (the header and
- * every entry are whole words): transports read their address as the struct
- * they packed. */
+/* Entries are whole words and addresses padded to them: each transport
+ * reads its address, aligned, as the struct it packed. */
 #define SR_BLOB_ALIGN 8
 typedef struct {
     char     name[SR_TL_NAME_LEN];
-    uint32_t len;
-    uint32_t pad;
+    uint32_t len, pad;
 } sr_blob_tl_t;
-_Static_assert(sizeof(sr_blob_hdr_t) % SR_BLOB_ALIGN == 0 &&
-               sizeof(sr_blob_tl_t) % SR_BLOB_ALIGN == 0, "the blob's addresses are aligned");
 
 static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
 {
