@@ -19,10 +19,16 @@
 /* What this thread allocates in between is never reported as a leak. */
 #define SR_LSAN_OFF() __lsan_disable()
 #define SR_LSAN_ON()  __lsan_enable()
+/* Memory of our own mapping that holds pointers to allocations: scanned
+ * for them, as LeakSanitizer scans globals and stacks but no mmap. */
+#define SR_LSAN_ROOT(p, n)   __lsan_register_root_region((p), (n))
+#define SR_LSAN_UNROOT(p, n) __lsan_unregister_root_region((p), (n))
 #else
 #define SR_NO_ASAN
 #define SR_LSAN_OFF() ((void)0)
 #define SR_LSAN_ON()  ((void)0)
+#define SR_LSAN_ROOT(p, n)   ((void)(p), (void)(n))
+#define SR_LSAN_UNROOT(p, n) ((void)(p), (void)(n))
 #endif
 
 #endif
