@@ -107,7 +107,9 @@ void sr_endpoint_owe(int pe);
  * *pe_p, SYMRAIL_ERR_STALE (an earlier process of a peer, or one that left)
  * or SYMRAIL_ERR_INVALID (not connected); logged, naming fn. */
 symrail_status_t sr_endpoint_find(const char *fn, uint64_t job, int pe, int pid, int *pe_p);
-/* The hash of this job's name (descriptors and endpoints carry it). */
+/* endpoint_id.c: the hash of this job's name (descriptors and endpoints
+ * carry it), and of this host (name, boot, PID namespace). */
 uint64_t sr_job_hash(void);
+uint64_t sr_ep_host_hash(void);
 
 #endif

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "heap_alloc.h"
+#include "util/sanitizer.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -28,6 +29,8 @@ symrail_status_t sr_heap_alloc_init(sr_heap_alloc_t *h, uint64_t start, uint64_t
     }
     h->lim = lim;
     h->l2 = (uint64_t **)(void *)(h->lim + h->nlim);
+    /* The second-level tables are pointed to only from here. */
+    SR_LSAN_ROOT(h->l2, h->nlim * sizeof(uint64_t));
     h->maxl2 = (size_t)(size >> 17) + 16;
     pthread_mutex_init(&h->lock, NULL);
     return SYMRAIL_OK;
@@ -39,6 +42,7 @@ void sr_heap_alloc_fini(sr_heap_alloc_t *h)
     if (h->lim) {
         for (uint64_t g = 0; g < h->l2_top; g++)
             free(h->l2[g]);
+        SR_LSAN_UNROOT(h->l2, h->nlim * sizeof(uint64_t));
         munmap(h->lim, h->nlim * 2 * sizeof(uint64_t));
         pthread_mutex_destroy(&h->lock);
     }

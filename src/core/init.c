@@ -34,9 +34,12 @@ typedef struct {
     uint64_t data_vaddr; /* its place in the executable */
 } sr_blob_hdr_t;
 
+/* Entries are whole words and addresses padded to them: each transport
+ * reads its address, aligned, as the struct it packed. */
+#define SR_BLOB_ALIGN 8
 typedef struct {
     char     name[SR_TL_NAME_LEN];
-    uint32_t len;
+    uint32_t len, pad;
 } sr_blob_tl_t;
 
 static const sr_tl_ops_t *sr_tl_find(const char *name, size_t len)
@@ -123,7 +126,7 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
         symrail_status_t st = sr_rt.tls[i].ops->addr_pack(sr_rt.tls[i].tl, NULL, &alen);
         if (st != SYMRAIL_OK)
             return st;
-        cap += sizeof(sr_blob_tl_t) + alen;
+        cap += sizeof(sr_blob_tl_t) + SR_ALIGN_UP(alen, SR_BLOB_ALIGN);
     }
     char *blob = calloc(1, cap), *p;
     if (blob == NULL)
@@ -133,7 +136,7 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
     for (int i = 0; i < sr_rt.ntls; i++) {
-        sr_blob_tl_t t = { { 0 }, 0 };
+        sr_blob_tl_t t = { { 0 }, 0, 0 };
         size_t alen = cap - (size_t)(p - blob) - sizeof(t);
         snprintf(t.name, sizeof(t.name), "%s", sr_rt.tls[i].ops->name);
         symrail_status_t st = sr_rt.tls[i].ops->addr_pack(sr_rt.tls[i].tl,
@@ -144,7 +147,7 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
         }
         t.len = (uint32_t)alen;
         memcpy(p, &t, sizeof(t));
-        p += sizeof(t) + alen;
+        p += sizeof(t) + SR_ALIGN_UP(alen, SR_BLOB_ALIGN);
     }
     *blob_p = blob;
     *len_p = (size_t)(p - blob);
@@ -171,7 +174,7 @@ static int sr_blob_addr(const char *blob, size_t len, uint32_t ntls, const char 
             *alen_p = bt.len;
             return 1;
         }
-        pos += bt.len;
+        pos += SR_ALIGN_UP((size_t)bt.len, SR_BLOB_ALIGN);
     }
     return 0;
 }

@@ -432,8 +432,11 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
     sr_peer_t *peer = &sr_rt.peers[hdr.pe];
     const unsigned char *key = NULL;
     size_t klen = 0;
+    /* The descriptor may lie anywhere (in a message, a file): the transport
+     * reads its key as the struct it packed, from an aligned copy. */
+    uint64_t kcopy[SYMRAIL_SEG_DESC_MAX / sizeof(uint64_t)];
     int found = sr_desc_key(b, &hdr, peer->ops->name, &key, &klen);
-    if (found < 0) {
+    if (found < 0 || klen > sizeof(kcopy)) {
         pthread_mutex_unlock(&sr_reg_lock);
         free(rs);
         goto err_desc;
@@ -449,7 +452,8 @@ symrail_status_t sr_region_import(const void *buf, size_t len, struct symrail_rs
     st = sr_import_slot(rs);
     if (st != SYMRAIL_OK)
         goto out;
-    st = peer->ops->rkey_unpack(peer->ep, rs->idx, key, klen);
+    memcpy(kcopy, key, klen);
+    st = peer->ops->rkey_unpack(peer->ep, rs->idx, kcopy, klen);
     if (st != SYMRAIL_OK) {
         sr_error("symrail_seg_import: the key of segment %u of PE %d is refused by %s: %s",
                  hdr.id, hdr.pe, peer->ops->name, symrail_strerror(st));

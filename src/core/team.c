@@ -13,12 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
+typedef struct sr_team_obj {
     sr_team_t           pub;
     struct sr_team_priv priv;
+    struct sr_team_obj *next;  /* in sr_splits */
 } sr_team_obj_t;
 
 static sr_team_obj_t *sr_world, *sr_shared;
+/* Every split of this init, destroyed or not (sr_slot_lock): a destroyed
+ * one is kept to refuse its stale handle, and all are freed at fini. */
+static sr_team_obj_t *sr_splits;
 static sr_ctx_t *sr_aset_ctx;
 static uint64_t sr_slot_map[SR_TEAM_MAP_WORDS];
 static pthread_mutex_t sr_slot_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -141,6 +145,11 @@ symrail_status_t sr_team_init(void)
 void sr_team_fini(void)
 {
     /* Split teams the user did not destroy die with the runtime. */
+    while (sr_splits) {
+        sr_team_obj_t *o = sr_splits;
+        sr_splits = o->next;
+        sr_team_free(o);
+    }
     if (sr_world)
         sr_team_free(sr_world);
     if (sr_shared)
@@ -313,6 +322,8 @@ symrail_status_t sr_team_split_strided(const char *fn, sr_team_t *parent, int st
         }
         pthread_mutex_lock(&sr_slot_lock);
         sr_slot_map[slot / 64] |= UINT64_C(1) << (slot % 64);
+        o->next = sr_splits;
+        sr_splits = o;
         pthread_mutex_unlock(&sr_slot_lock);
         *team_p = &o->pub;
     }
@@ -370,11 +381,12 @@ symrail_status_t sr_team_destroy(const char *fn, sr_team_t *team)
     pthread_mutex_lock(&sr_slot_lock);
     sr_slot_map[team->priv->slot / 64] &= ~(UINT64_C(1) << (team->priv->slot % 64));
     pthread_mutex_unlock(&sr_slot_lock);
-    o->priv.magic = 0;  /* kept, so a stale handle is refused, not read after free */
+    o->priv.magic = 0;  /* kept (sr_splits), so a stale handle is refused, not read after free */
     if (o->priv.ctx)
         sr_ctx_free(o->priv.ctx);
     o->priv.ctx = NULL;
     free(o->priv.world_arr);
+    o->priv.world_arr = NULL;
     o->pub.world = NULL;
     o->pub.size = 0;
     return st;

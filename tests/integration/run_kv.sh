@@ -83,7 +83,9 @@ for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
         break
     fi
 done
-if [ -f "$top_srcdir/python/symrail/__init__.py" ] && [ -n "$PY" ]; then
+# Not under --enable-sanitizers: the interpreter is not instrumented.
+if [ -f "$top_srcdir/python/symrail/__init__.py" ] && [ -n "$PY" ] &&
+    [ "${SR_SANITIZERS:-no}" = no ]; then
     for tl in shm tcp; do
         run_case "kv_transfer.py over $tl (-n 2)" 0 \
             '^kv_transfer.py: every byte of 24 requests \([0-9.]+ MiB\) verified$' \

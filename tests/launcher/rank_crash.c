@@ -11,6 +11,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* Under AddressSanitizer the rank must still die by the signal, as the
+ * launcher is to report it, not by the sanitizer's report and exit 1. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "handle_segv=0";
+}
+
 int main(void)
 {
     pmix_proc_t me;

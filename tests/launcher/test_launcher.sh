@@ -30,6 +30,12 @@ LAUNCHER_TEST_BIN=${LAUNCHER_TEST_BIN:-tests/launcher}
 PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang rank_symhang"
 # Far below the ranks' own sleeps (60 s and more).
 FAST_MS=15000
+# A slower build (the sanitizers') or a loaded machine: TEST_TIME_SCALE=N
+# makes every bound on the launcher's own speed N times as long.
+TIME_SCALE=${TEST_TIME_SCALE:-1}
+case $TIME_SCALE in
+    '' | *[!0-9]* | 0) echo "TEST_TIME_SCALE='$TIME_SCALE' is not a positive integer"; exit 99 ;;
+esac
 
 if [ ! -x "$SYMRUN" ]; then
     echo "SKIP: symrun not built at '$SYMRUN' (PMIx missing?)"
@@ -139,7 +145,7 @@ check_msg() {
 }
 
 check_fast() {
-    local limit=${1:-$FAST_MS}
+    local limit=$((${1:-$FAST_MS} * TIME_SCALE))
     if [ "$ELAPSED_MS" -lt "$limit" ]; then
         pass "$CASE: finished in time"
     else
@@ -179,10 +185,10 @@ check_started() {
     fi
 }
 
-# wait_started N: waits (up to 10 s) until N pids are reported in $OUT.
+# wait_started N: waits (up to 10 s, times TEST_TIME_SCALE) until N pids are reported in $OUT.
 wait_started() {
     local i
-    for ((i = 0; i < 200; i++)); do
+    for ((i = 0; i < 200 * TIME_SCALE; i++)); do
         [ "$(job_pids "$OUT" | wc -l)" -ge "$1" ] && return 0
         sleep 0.05
     done
@@ -270,10 +276,10 @@ check_tmp_clean
 
 # ---- timeouts -------------------------------------------------------------
 
-run timeout -n 4 --timeout 2 "$BIN/rank_hang"
+run timeout -n 4 --timeout $((2 * TIME_SCALE)) "$BIN/rank_hang"
 check_rc 124
-check_msg '^symrun: timeout after 2 s; stopping 4 ranks$'
-if [ "$ELAPSED_MS" -ge 2000 ]; then pass "$CASE: not before the timeout"; else fail "$CASE: not before the timeout" "took ${ELAPSED_MS} ms"; fi
+check_msg "^symrun: timeout after $((2 * TIME_SCALE)) s; stopping 4 ranks\$"
+if [ "$ELAPSED_MS" -ge $((2000 * TIME_SCALE)) ]; then pass "$CASE: not before the timeout"; else fail "$CASE: not before the timeout" "took ${ELAPSED_MS} ms"; fi
 check_fast 8000
 check_started 4
 check_nothing_left
@@ -339,7 +345,7 @@ for ((k = 0; k < 60; k++)); do
     spid=$!
     sleep "$d"
     kill -HUP "$spid"
-    for ((i = 0; i < 120; i++)); do
+    for ((i = 0; i < 120 * TIME_SCALE; i++)); do
         kill -0 "$spid" 2>/dev/null || break
         sleep 0.05
     done

@@ -2,6 +2,13 @@
 # Installs the build into a private prefix, compiles examples/hello.c with
 # the installed symcc and runs it without LD_LIBRARY_PATH: the wrapper's run
 # path must find the library wherever it was installed.
+
+# An uninstrumented program (the interpreter, or one built by symcc) loads
+# a sanitizer build's library only with the sanitizer's runtime preloaded.
+if [ "${SR_SANITIZERS:-no}" != no ]; then
+    echo "SKIP: programs built by symcc under --enable-sanitizers=$SR_SANITIZERS"
+    exit 77
+fi
 : "${top_builddir:?top_builddir must be set (run through make check)}"
 : "${top_srcdir:?top_srcdir must be set (run through make check)}"
 

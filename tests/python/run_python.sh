@@ -4,6 +4,12 @@
 # comes from the source tree and the library from the build tree.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
+# An uninstrumented program (the interpreter, or one built by symcc) loads
+# a sanitizer build's library only with the sanitizer's runtime preloaded.
+if [ "${SR_SANITIZERS:-no}" != no ]; then
+    echo "SKIP: the Python binding under --enable-sanitizers=$SR_SANITIZERS"
+    exit 77
+fi
 PY=${PYTHON:-python3}
 if [ "$PY" = : ] || ! command -v "$PY" >/dev/null 2>&1; then
     echo "SKIP: no Python 3 (configure found none)"

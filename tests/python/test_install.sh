@@ -2,6 +2,13 @@
 # make install into a private prefix; the installed package, with no
 # PYTHONPATH into the source tree and no LD_LIBRARY_PATH, finds the installed
 # libsymrail through the path recorded at install time, and runs under symrun.
+
+# An uninstrumented program (the interpreter, or one built by symcc) loads
+# a sanitizer build's library only with the sanitizer's runtime preloaded.
+if [ "${SR_SANITIZERS:-no}" != no ]; then
+    echo "SKIP: the installed Python package under --enable-sanitizers=$SR_SANITIZERS"
+    exit 77
+fi
 : "${top_builddir:?top_builddir must be set (run through make check)}"
 : "${top_srcdir:?top_srcdir must be set (run through make check)}"
 PY=${PYTHON:-python3}

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "util/copy.h"
+#include "util/sys.h"
 
 #define GUARD 128
 #define PAGE  4096
@@ -20,7 +21,8 @@ static size_t buf_len;
 static int setup(void **state)
 {
     (void)state;
-    buf_len = ((size_t)6 << 20) + 2 * PAGE + 2 * GUARD;
+    /* aligned_alloc takes a size that is a multiple of the alignment. */
+    buf_len = SR_ALIGN_UP(((size_t)6 << 20) + 2 * PAGE + 2 * GUARD, (size_t)PAGE);
     src_buf = aligned_alloc(PAGE, buf_len);
     dst_buf = aligned_alloc(PAGE, buf_len);
     if (src_buf == NULL || dst_buf == NULL)

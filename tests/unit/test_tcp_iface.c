@@ -112,6 +112,7 @@ static void test_lane_down_event(void **state)
     assert_int_equal(w[1], 1);
     sr_tl_tcp_ops.fini(ctx[1]);
     sr_tl_tcp_ops.fini(ctx[0]);
+    sr_env_release(&env);
 }
 
 int main(void)

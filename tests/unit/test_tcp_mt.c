@@ -298,6 +298,7 @@ static void test_threads(void **state)
     assert_int_equal(s.completions, s.slices_posted);
     OPS.fini(ctx[1]);
     OPS.fini(ctx[0]);
+    sr_env_release(&env);
     free(heap[0]);
     free(heap[1]);
 }
