@@ -69,7 +69,9 @@ summarize() {
         p=$(grep -Ec '^(PASS: |\[       OK \])' "$log" || true)
         # cmocka names a failed test twice (when it fails, and in the list
         # at the end): each name counts once.
-        f=$(grep -E '^(FAIL: |\[  FAILED  \] [^0-9])' "$log" | sort -u | wc -l)
+        f1=$(grep -c '^FAIL: ' "$log" || true)
+        f2=$(grep -E '^\[  FAILED  \] [^0-9]' "$log" | sort -u | wc -l)
+        f=$((f1 + f2))
         case $res in
             SKIP) skip=$((skip + 1)); echo "SKIP: ${log#"$BUILD_DIR"/}: $(grep -m1 -i skip "$log" || true)" ;;
             PASS) pass=$((pass + p)); fail=$((fail + f)); [ "$p" -gt 0 ] || pass=$((pass + 1)) ;;

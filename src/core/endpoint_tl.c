@@ -243,6 +243,18 @@ symrail_status_t sr_ep_ctl_send(void *arg, int pe, const void *msg, size_t len)
     return sr_notify_send_msg(pe, SR_TAG_EP_CTL, SYMRAIL_OK, msg, len, 0);
 }
 
+/* The data path's endpoint of a connected peer, where it is not the
+ * messages' one; NULL while there is none.  It is published last
+ * (sr_peer_setup): once it is there, ops is its transport's. */
+static sr_tl_ep_t *sr_ep_ctl_target(const sr_peer_t *peer)
+{
+    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    const sr_tl_ops_t *msg = __atomic_load_n(&peer->msg_ops, __ATOMIC_ACQUIRE);
+    if (ep == NULL || msg == NULL || msg == peer->ops || ep == peer->msg_ep)
+        return NULL;
+    return ep;
+}
+
 /* One that comes while connect has not yet made the data path of the
  * verbs endpoint it offered (the acceptor's answer is in, connect takes it
  * next) waits for it; otherwise one for no data path of another transport
@@ -254,12 +266,16 @@ symrail_status_t sr_ep_ctl_handler(void *arg, int src_pe, uint32_t tag,
     if (src_pe < sr_rt.n_pes || src_pe >= sr_rt.n_max)
         return SYMRAIL_OK;
     sr_peer_t *peer = &sr_rt.peers[src_pe];
-    /* The data path's endpoint is published last (sr_peer_setup): once it
-     * is not the messages' one, ops is its transport's. */
-    sr_tl_ep_t *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
-    const sr_tl_ops_t *msg = __atomic_load_n(&peer->msg_ops, __ATOMIC_ACQUIRE);
-    if (ep == NULL || msg == NULL || msg == peer->ops || ep == peer->msg_ep)
-        return sr_endpoint_offering(src_pe) ? SYMRAIL_ERR_AGAIN : SYMRAIL_OK;
+    sr_tl_ep_t *ep = sr_ep_ctl_target(peer);
+    if (ep == NULL) {
+        /* Connect publishes the data path before it ends its offer: looked
+         * at again after the offer, a path made between the two looks is
+         * found (a message dropped then would never be sent again). */
+        int offering = sr_endpoint_offering(src_pe);
+        ep = sr_ep_ctl_target(peer);
+        if (ep == NULL)
+            return offering ? SYMRAIL_ERR_AGAIN : SYMRAIL_OK;
+    }
     peer->ops->ep_ctl(ep, payload, len);
     return SYMRAIL_OK;
 }

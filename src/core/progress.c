@@ -67,8 +67,9 @@ static inline void sr_spin_pause(int yield)
  * queued behind us there, and polling without yielding would keep it from
  * running until the scheduler's slice ends (milliseconds: the load
  * balancer does not separate two busy PEs at once).  Publishes our own CPU
- * and looks at one peer a call, in turn, so that a look costs one line
- * whatever the number of PEs.
+ * and looks at one peer a call, in turn (not the one waited for, which the
+ * wait does not know), so that a look costs one line whatever the number
+ * of PEs: with 3 PEs or more it is a hint.
  */
 static int sr_wait_cpu_shared(void)
 {

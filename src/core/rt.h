@@ -304,6 +304,8 @@ static inline char *sr_sym_peer_addr(int pe, uint64_t off)
 
 /* init.c */
 symrail_status_t sr_core_init(int thread_level);
+/* The address exchange at init and the connection to every peer (wireup.c). */
+symrail_status_t sr_wireup(void);
 symrail_status_t sr_core_finalize(void);
 void sr_core_abort(int code, const char *msg) __attribute__((noreturn));
 void sr_stats_collect(symrail_stats_t *stats_p);

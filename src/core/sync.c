@@ -132,9 +132,11 @@ static int sr_bgather_ready(void *arg)
  * a dissemination may be the root, and where PEs share a CPU that is a
  * context switch later).  Among 3 to SR_BARRIER_FLAT_MAX PEs that costs
  * no more steps than a dissemination for 3 or 4 PEs (2), one fewer from 5
- * on; between 2 it would cost a second step.  PE 0 compares every word
- * with its own, the others PE 0's; it releases the others even when one
- * differs, so that every PE whose word is not PE 0's says so too.  A PE
+ * on; between 2 it would cost a second step.  PE 0 compares the words
+ * with its own up to the first that differs, the others theirs with PE 0's;
+ * it releases the others even then, so that every PE whose word is not
+ * PE 0's says so too (one whose word matches leaves as from a good
+ * barrier: the job ends through those that differ).  A PE
  * that left barrier e can write barrier e + 1 only, and PE 0 writes a
  * release only after that PE's arrival, so no word is overwritten before
  * it is read.

@@ -546,10 +546,9 @@ static void stale_writer(void)
     wait_tag(o, 23);
     pool_verify(pool, 0, 100);
     read_back(ro, 1, 100);
-    T_CHECK(symrail_notify_send(o, 24, NULL, 0));
-    T_CHECK(symrail_rseg_release(ro));
     /* Every lane a stale access broke comes back (each one broke one at
-     * least): repairs finish from progress, a moment after the last. */
+     * least): repairs finish from progress, a moment after the last, and need the
+     * owner there: it leaves when it has tag 24. */
     symrail_stats_t s;
     double t0 = t_now();
     for (;;) {
@@ -564,6 +563,8 @@ static void stale_writer(void)
     if (t_env("T_JOBS_EXPECT_REPAIRS", 0))
         T_ASSERT(s.repairs >= n, "%llu lane repairs after %u stale accesses",
                  (unsigned long long)s.repairs, n);
+    T_CHECK(symrail_notify_send(o, 24, NULL, 0));
+    T_CHECK(symrail_rseg_release(ro));
     pool_free(seg, pool);
     verbs_report("writer");
     printf("ok: jobs: writer through %u segments that went, and after them\n", n);

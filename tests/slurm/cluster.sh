@@ -283,8 +283,9 @@ slurm_bed_stop() {
     fi
     left=$(bed_marked)
     [ -n "$left" ] && kill -9 $left 2>/dev/null
-    # Reap our own children, so that none stays a zombie.
-    wait 2>/dev/null
+    # Reap our own children among them, so that none stays a zombie; a bare
+    # wait would also wait for the driver's other children (a hung case).
+    for p in ${pids:-} $left; do wait "$p" 2>/dev/null; done
     if [ -f "$BED/netns" ]; then
         read -r NS_H1 NS_H2 NS_BR <"$BED/netns"
         command -v netns_cleanup >/dev/null 2>&1 || . "${top_srcdir:-.}/tests/multihost/netns.sh"

@@ -220,8 +220,19 @@ void sr_tcp_sockbuf(sr_tl_ctx_t *ctx, int fd)
     if (!b)
         return;
     if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) != 0) {
         sr_warn("tcp: cannot set socket buffers to %d bytes (SYMRAIL_TCP_SOCKBUF): %m", v);
+        return;
+    }
+    /* The kernel caps them at net.core.wmem_max/rmem_max without a word
+     * (and doubles what it grants for its own bookkeeping). */
+    int got = 0;
+    socklen_t gl = sizeof(got);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl) == 0 && got / 2 < v &&
+        !__atomic_exchange_n(&ctx->sockbuf_told, 1, __ATOMIC_RELAXED)) {
+        sr_info("tcp: SYMRAIL_TCP_SOCKBUF=%d is capped by the kernel to %d bytes "
+                "(net.core.rmem_max, wmem_max)", v, got / 2);
+    }
 }
 
 void sr_tcp_sockopts(sr_tl_ctx_t *ctx, int fd)

@@ -326,6 +326,7 @@ struct sr_tl_ctx {
     int             ep_out;         /* our lanes, and ep_in */
     pthread_t       thread;
     int             thread_up;
+    int             sockbuf_told;   /* SYMRAIL_TCP_SOCKBUF capped: said once */
     int             stop;
 
     /* The target side: served by the thread, and by progress() when it can

@@ -45,6 +45,8 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
 
 /* 1 when the message went out; 0 when it must be tried again on a later
  * pass (no credit now, or the test hook refused it). */
+static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why);
+
 static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
@@ -53,12 +55,22 @@ static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
                           (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0),
                       sr_ib_peer_lane(ep, lane), qpn, ln->rq_psn };
     symrail_status_t st = SYMRAIL_ERR_AGAIN;
+    if (c.lane == UINT32_MAX) {
+        sr_ib_lane_dead(ep, lane, "its rail has no counterpart at the peer");
+        return 0;
+    }
     if (sr_unlikely(ctx->fault_ctl > 0))
         ctx->fault_ctl--;
     else if (ep->conn)
         st = ctx->params.ctl_send(ctx->params.cb_arg, ep->pe, &c, sizeof(c));
     else
         st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
+    /* Between jobs anything but AGAIN means no channel will ever carry it
+     * (tl.h, ctl_send): waiting would keep the repair pending for good. */
+    if (ep->conn && st != SYMRAIL_OK && st != SYMRAIL_ERR_AGAIN) {
+        sr_ib_lane_dead(ep, lane, symrail_strerror(st));
+        return 0;
+    }
     if (st != SYMRAIL_OK)
         sr_debug("verbs: repair message %u for lane %d to PE %d deferred", op, lane, ep->pe);
     return st == SYMRAIL_OK;
@@ -221,7 +233,8 @@ void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len)
     if (ep == NULL || len != sizeof(c))
         return;
     memcpy(&c, payload, sizeof(c));
-    if ((int)c.lane >= ep->nlanes)
+    /* Unsigned: the lane number comes from the peer, maybe of another job. */
+    if (c.lane >= (uint32_t)ep->nlanes)
         return;
     sr_ib_lock(ctx, &ctx->rlock);
     sr_ib_lock(ctx, &ep->lanes[c.lane].lock);
