@@ -25,6 +25,15 @@ fi
 set -u
 export LC_ALL=C
 
+# symrun honours an inherited "ignore" of SIGHUP (nohup), and a shell cannot
+# undo one it was started with: a suite run under nohup starts this script
+# again with the default, or the SIGHUP cases would test nohup instead.
+hup_ign=$(awk '/^SigIgn:/ { print $2 }' /proc/$$/status 2>/dev/null)
+if [ -n "$hup_ign" ] && [ $((0x$hup_ign & 1)) -ne 0 ] &&
+    env --default-signal=HUP true 2>/dev/null; then
+    exec env --default-signal=HUP bash "$0" "$@"
+fi
+
 SYMRUN=${SYMRUN:-./symrun}
 LAUNCHER_TEST_BIN=${LAUNCHER_TEST_BIN:-tests/launcher}
 PROGS="rank_ok rank_crash rank_exit3 rank_abort rank_hang rank_symhang"
