@@ -182,12 +182,16 @@ static void sr_data_segv(int sig, siginfo_t *si, void *uctx)
 {
     const char *a = si->si_addr;
     (void)sig, (void)uctx;
-    if (a >= sr_data_lo && a < sr_data_lo + sr_data_len) {
+    if (a >= sr_data_lo && a < sr_data_lo + sr_data_len &&
+        __atomic_load_n(&sr_data_freezing, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(&sr_data_freezing, __ATOMIC_ACQUIRE))
             sched_yield();
         return;
     }
-    /* Not ours: the fault comes back under the program's own disposition. */
+    /* Not ours, or a write fault of the frozen window delivered only after
+     * it closed (a thread preempted between its fault and the signal): the
+     * write is made again on the new mapping, and any fault from here on
+     * comes back under the program's own disposition. */
     sigaction(SIGSEGV, &sr_data_old_segv, NULL);
 }
 
@@ -203,11 +207,17 @@ static symrail_status_t sr_data_move(const char *name)
     sa.sa_sigaction = sr_data_segv;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &sr_data_old_segv) != 0) {
+    struct sigaction cur;
+    sigaction(SIGSEGV, NULL, &cur);
+    /* Still ours from an earlier init: what it would give back stays. */
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sr_data_segv)
+        memcpy(&cur, &sr_data_old_segv, sizeof(cur));
+    if (sigaction(SIGSEGV, &sa, NULL) != 0) {
         st = sr_status_from_errno(errno);
         sr_error("installing the handler that guards the data segment's move failed: %m");
         goto err_unmap;
     }
+    sr_data_old_segv = cur;
     /* When this library is linked into the executable, its lazily bound
      * calls write their GOT entries in the segment itself: bind every call of
      * the frozen window (and of the handler) before the segment is frozen. */
@@ -234,8 +244,11 @@ static symrail_status_t sr_data_move(const char *name)
     if (at == MAP_FAILED)
         mprotect(sr_data_lo, sr_data_len, PROT_READ | PROT_WRITE);
     __atomic_store_n(&sr_data_freezing, 0, __ATOMIC_RELEASE);
-    sigaction(SIGSEGV, &sr_data_old_segv, NULL);
+    /* The handler stays: a thread whose write faulted in the window may get
+     * its signal only now, and under the program's disposition it would die
+     * (the handler gives that back at the first fault it does not keep). */
     if (at == MAP_FAILED) {
+        sigaction(SIGSEGV, &sr_data_old_segv, NULL);
         st = sr_status_from_errno(err);
         sr_error("mapping shared memory over the data segment failed: %s", strerror(err));
         goto err_unmap;
