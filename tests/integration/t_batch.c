@@ -62,6 +62,34 @@ static symrail_rseg_t share(board_t *board, unsigned char *pool, size_t len, sym
     return r;
 }
 
+/* A pool of NTASKS blocks at PE 1, shared with PE 0, and a source at PE 0. */
+typedef struct {
+    unsigned char *pool, *src;
+    size_t len;
+    symrail_seg_t seg;
+    symrail_rseg_t r;
+} shared_t;
+
+static void shared_open(board_t *board, shared_t *sh)
+{
+    sh->len = (size_t)NTASKS * BLOCK;
+    sh->pool = calloc(1, sh->len);
+    sh->src = malloc(sh->len);
+    T_ASSERT(sh->pool && sh->src, "memory");
+    sh->seg = NULL;
+    sh->r = share(board, sh->pool, sh->len, &sh->seg);
+}
+
+static void shared_close(shared_t *sh)
+{
+    if (symrail_my_pe() == 1)
+        T_CHECK(symrail_seg_deregister(sh->seg));
+    else
+        T_CHECK(symrail_rseg_release(sh->r));
+    free(sh->pool);
+    free(sh->src);
+}
+
 static int notify_timeout(board_t *board)
 {
     unsigned long slots = t_env("SYMRAIL_NOTIFY_SLOTS", 0), limit = t_env("T_OP_TIMEOUT_S", 0);
@@ -194,11 +222,11 @@ static void free_round(symrail_rseg_t r, unsigned char *src, int round)
 static int free_at_done(board_t *board)
 {
     int rounds = (int)t_env("T_BATCH_FREE_ROUNDS", 200);
-    size_t len = (size_t)NTASKS * BLOCK;
-    unsigned char *pool = calloc(1, len), *src = malloc(len);
-    T_ASSERT(pool && src, "memory");
-    symrail_seg_t seg = NULL;
-    symrail_rseg_t r = share(board, pool, len, &seg);
+    shared_t sh;
+    shared_open(board, &sh);
+    unsigned char *pool = sh.pool, *src = sh.src;
+    size_t len = sh.len;
+    symrail_rseg_t r = sh.r;
     for (int round = 0; round < rounds; round++) {
         if (symrail_my_pe() == 0) {
             t_fill(src, len, 0, (unsigned)round);
@@ -210,26 +238,21 @@ static int free_at_done(board_t *board)
                      "round %d: the data did not all land", round);
         T_CHECK(symrail_barrier_all());
     }
-    if (symrail_my_pe() == 1) {
-        T_CHECK(symrail_seg_deregister(seg));
-    } else {
-        T_CHECK(symrail_rseg_release(r));
+    if (symrail_my_pe() == 0)
         printf("ok: batch: %d rounds of a batch freed by another thread the moment it is "
                "done, while its owner's progress pumps it\n", rounds);
-    }
-    free(pool);
-    free(src);
+    shared_close(&sh);
     return 0;
 }
 
 static int two_pumps(board_t *board)
 {
     int rounds = (int)t_env("T_BATCH_ROUNDS", 20);
-    size_t len = (size_t)NTASKS * BLOCK;
-    unsigned char *pool = calloc(1, len), *src = malloc(len);
-    T_ASSERT(pool && src, "memory");
-    symrail_seg_t seg = NULL;
-    symrail_rseg_t r = share(board, pool, len, &seg);
+    shared_t sh;
+    shared_open(board, &sh);
+    unsigned char *pool = sh.pool, *src = sh.src;
+    size_t len = sh.len;
+    symrail_rseg_t r = sh.r;
     unsigned long polls = 0;
     for (int round = 0; round < rounds; round++) {
         if (symrail_my_pe() == 0) {
@@ -272,14 +295,11 @@ static int two_pumps(board_t *board)
     if (symrail_my_pe() == 1) {
         symrail_notify_t m;
         T_EXPECT(symrail_notify_wait(300, &m), SYMRAIL_ERR_TIMEOUT);
-        T_CHECK(symrail_seg_deregister(seg));
     } else {
-        T_CHECK(symrail_rseg_release(r));
         printf("ok: batch: %d rounds of %d tasks pumped by two threads at once (%lu waits and "
                "polls), every task done once, one notification each\n", rounds, NTASKS, polls);
     }
-    free(pool);
-    free(src);
+    shared_close(&sh);
     return 0;
 }
 
