@@ -224,17 +224,14 @@ static int free_at_done(board_t *board)
     int rounds = (int)t_env("T_BATCH_FREE_ROUNDS", 200);
     shared_t sh;
     shared_open(board, &sh);
-    unsigned char *pool = sh.pool, *src = sh.src;
-    size_t len = sh.len;
-    symrail_rseg_t r = sh.r;
     for (int round = 0; round < rounds; round++) {
         if (symrail_my_pe() == 0) {
-            t_fill(src, len, 0, (unsigned)round);
-            free_round(r, src, round);
+            t_fill(sh.src, sh.len, 0, (unsigned)round);
+            free_round(sh.r, sh.src, round);
         }
         T_CHECK(symrail_barrier_all());
         if (symrail_my_pe() == 1)
-            T_ASSERT(t_verify(pool, len, 0, (unsigned)round) == SIZE_MAX,
+            T_ASSERT(t_verify(sh.pool, sh.len, 0, (unsigned)round) == SIZE_MAX,
                      "round %d: the data did not all land", round);
         T_CHECK(symrail_barrier_all());
     }
