@@ -276,7 +276,10 @@ static symrail_status_t sr_shm_put(sr_tl_ep_t *ep, int lane, const void *src, ui
     if (sr_unlikely(region >= SR_TL_REGION_SEG0))
         return sr_shm_seg_copy(ep, (void *)src, region, roff, len, 1, comp);
     sr_copy(ep->base[region] + roff, src, len);
-    sr_shm_kick_copy(ep->hdr, comp);
+    /* Rung each time: runs of many copies (batches) go to segments, and
+     * keeping comp for the test across the copy would cost the heap put a
+     * stack frame. */
+    sr_shm_kick(ep->hdr);
     return SYMRAIL_OK;
 }
 
