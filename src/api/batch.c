@@ -39,11 +39,23 @@ symrail_status_t symrail_batch_create(size_t capacity, symrail_batch_t *batch_p)
     return sr_batch_new(capacity, batch_p);
 }
 
+/* One task's tests, without a word: the per-block path runs them inline
+ * and calls sr_task_check only to say what failed. */
+static inline int sr_task_ok(symrail_xfer_op_t op, const void *local,
+                             const struct symrail_rseg *rs, uint64_t roff, uint64_t len)
+{
+    return (op == SYMRAIL_WRITE || op == SYMRAIL_READ) && len != 0 && local != NULL &&
+           (uintptr_t)local + len >= (uintptr_t)local && roff <= rs->len &&
+           len <= rs->len - roff;
+}
+
 /* One task's checks: a live segment, a range inside it, a local buffer. */
 static symrail_status_t sr_task_check(const char *fn, symrail_xfer_op_t op, const void *local,
                                       struct symrail_rseg *rs, uint64_t roff, uint64_t len,
                                       size_t i)
 {
+    if (sr_likely(sr_task_ok(op, local, rs, roff, len)))
+        return SYMRAIL_OK;
     if (op != SYMRAIL_WRITE && op != SYMRAIL_READ) {
         sr_error("%s: op %d is neither SYMRAIL_WRITE nor SYMRAIL_READ", fn, (int)op);
         return SYMRAIL_ERR_INVALID;
@@ -145,10 +157,7 @@ static symrail_status_t sr_blocks(const char *fn, struct symrail_batch *b, symra
         /* Indices are 32-bit and block_bytes was bounded: no product wraps. */
         uint64_t roff = remote_base + (uint64_t)remote_idx[i] * block_bytes;
         char *local = local_base + (uint64_t)local_idx[i] * block_bytes;
-        /* sr_task_check's tests (len is not 0), inline; it says what failed. */
-        if (sr_unlikely((op != SYMRAIL_WRITE && op != SYMRAIL_READ) || local == NULL ||
-                        (uintptr_t)local + len < (uintptr_t)local || roff > rs->len ||
-                        len > rs->len - roff)) {
+        if (sr_unlikely(!sr_task_ok(op, local, rs, roff, len))) {
             symrail_status_t st = sr_task_check(fn, op, local, rs, roff, len, b->n);
             sr_error("%s: (blocks %zu.. with local index %u, remote index %u)", fn, i,
                      local_idx[i], remote_idx[i]);
