@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2154 # outdir, T, npass, nfail: lib.sh
 # Sourced after lib.sh: a process of another job, under the same launcher on
 # the same host, against a running job's TCP transport (no SYMRAIL_JOB_SECRET).
 #
@@ -52,7 +53,8 @@ other_job() {
     why=
     if [ "$arc" != 0 ]; then
         why="the other job got status $arc: $(tail -n 3 "$odir/attack.out" 2>/dev/null)"
-    elif ! grep -q '^ok: a process of another job was refused with both keys' "$odir/attack.out"; then
+    elif ! grep -q '^ok: a process of another job was refused with both keys' \
+        "$odir/attack.out"; then
         why="the other job did not report both refusals"
     fi
     other_job_result "$label: another job's process is refused with the derived key and its own" \
