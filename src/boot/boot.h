@@ -35,6 +35,21 @@ void sr_boot_abort(sr_boot_t *boot, int code, const char *msg) __attribute__((no
 void sr_boot_fini(sr_boot_t *boot);
 
 /*
+ * A job key: SR_BOOT_KEY_LEN random bytes that rank 0 draws and that reach
+ * the processes of this job only, through the launcher's PMIx server, which
+ * gives a job's data to the clients it authenticated as that job's.  It
+ * travels with the next sr_boot_exchange (no fence of its own): every PE that
+ * wants it calls sr_boot_key_offer before that exchange (rank 0 draws and
+ * puts the key) and sr_boot_key after it (one get of rank 0's key).
+ * SYMRAIL_ERR_UNSUPPORTED from sr_boot_key: rank 0 put none (it did not want
+ * one, or its PMIx could not carry it); every PE that asks learns the same.
+ * A singleton draws a key of its own.
+ */
+#define SR_BOOT_KEY_LEN 32
+symrail_status_t sr_boot_key_offer(sr_boot_t *boot);
+symrail_status_t sr_boot_key(sr_boot_t *boot, uint8_t key_p[SR_BOOT_KEY_LEN]);
+
+/*
  * Names: small binary values (segment descriptors) published under a key
  * through the launcher's PMIx publish/lookup, visible to the PEs of this job
  * only (the PMIx key carries the job's namespace, so jobs that share a

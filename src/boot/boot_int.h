@@ -23,7 +23,13 @@ struct sr_boot {
     _Atomic int    names_off;   /* the launcher has no publish/lookup (told once) */
     pthread_mutex_t names_lock;
     sr_boot_name_t *names;      /* published by this PE */
+    /* The job key (boot_key.c): rank 0's, and the exchange it rides on. */
+    uint8_t        key[SR_BOOT_KEY_LEN];
+    int            key_state;   /* SR_BOOT_KEY_* */
+    unsigned       key_exchange;
 };
+
+enum { SR_BOOT_KEY_NONE, SR_BOOT_KEY_OWN };
 
 /* A PMIx status as ours: the codes every boot call shares. */
 symrail_status_t sr_boot_status(pmix_status_t rc);

@@ -57,6 +57,9 @@ symrail_status_t sr_tl_open(const sr_tl_ops_t *ops, int for_peers)
         .cb_arg = slot,  /* lane reports say which transport they come from */
         .peers_max = sr_rt.n_max - sr_rt.n_pes, .peer_secret = sr_endpoint_secret(),
         .for_peers = for_peers, .ctl_send = sr_ep_ctl_send,
+        /* The exchange at init carries the key: a transport opened later,
+         * for connected peers, authenticates them by keys of their own. */
+        .job_key_late = !for_peers && !(sr_rt.env.job_secret && *sr_rt.env.job_secret),
     };
     symrail_status_t st = ops->init(&params, &slot->tl);
     if (st != SYMRAIL_OK)

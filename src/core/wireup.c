@@ -239,17 +239,53 @@ static void sr_data_agree(void *const *blobs, const size_t *lens)
                 (unsigned long long)hdr.data_vaddr);
 }
 
+/* The transports that want the job key get it now, between the exchange
+ * that carried it and the first connect; a PE that dialled us early waits
+ * in its handshake meanwhile. */
+static symrail_status_t sr_job_key_hand_out(void)
+{
+    uint8_t key[SR_BOOT_KEY_LEN];
+    const char *source = sr_boot_info(sr_rt.boot)->singleton
+                             ? "random, of this process alone (no launcher)"
+                             : "random, drawn by PE 0 and handed out by the launcher's PMIx "
+                               "server to this job's processes";
+    _Static_assert(SR_BOOT_KEY_LEN == SR_TL_JOB_KEY_LEN, "one key length");
+    symrail_status_t st = sr_boot_key(sr_rt.boot, key);
+    if (st != SYMRAIL_OK && st != SYMRAIL_ERR_UNSUPPORTED)
+        return st;
+    for (int i = 0; i < sr_rt.ntls; i++) {
+        if (!sr_rt.tls[i].attr.job_key)
+            continue;
+        symrail_status_t kst = sr_rt.tls[i].ops->job_key(sr_rt.tls[i].tl,
+                                                         st == SYMRAIL_OK ? key : NULL, source);
+        if (kst != SYMRAIL_OK)
+            return kst;
+    }
+    return SYMRAIL_OK;
+}
+
 symrail_status_t sr_wireup(void)
 {
     void *blob = NULL, **blobs = NULL;
     size_t len = 0, *lens = NULL;
-    symrail_status_t st = sr_blob_pack(&blob, &len);
+    int want_key = 0;
+    for (int i = 0; i < sr_rt.ntls; i++)
+        want_key |= sr_rt.tls[i].attr.job_key;
+    symrail_status_t st = want_key ? sr_boot_key_offer(sr_rt.boot) : SYMRAIL_OK;
+    if (st == SYMRAIL_OK)
+        st = sr_blob_pack(&blob, &len);
     if (st != SYMRAIL_OK)
         return st;
     st = sr_boot_exchange(sr_rt.boot, blob, len, &blobs, &lens);
     free(blob);
     if (st != SYMRAIL_OK)
         return st;
+    if (want_key)
+        st = sr_job_key_hand_out();
+    if (st != SYMRAIL_OK) {
+        sr_boot_blobs_free(sr_rt.boot, blobs, lens);
+        return st;
+    }
     st = sr_heap_sizes_agree(blobs, lens);
     sr_data_agree(blobs, lens);
     for (int pe = 0; pe < sr_rt.n_pes && st == SYMRAIL_OK; pe++)

@@ -96,3 +96,9 @@ uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep)
     (void)ep;
     return 0;
 }
+
+symrail_status_t sr_tl_no_job_key(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source)
+{
+    (void)ctx, (void)key, (void)source;
+    return SYMRAIL_OK;
+}

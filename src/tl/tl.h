@@ -136,6 +136,12 @@ typedef struct {
     const uint8_t    *peer_secret;
     int               for_peers;
     sr_tl_ctl_cb_t    ctl_send;    /* NULL: no control channel to connected peers */
+    /* SYMRAIL_JOB_SECRET is not set: a transport that authenticates the
+     * job's PEs by a job key sets attr job_key and gets the key from the
+     * core through the job_key op, after the address exchange (which
+     * carries it) and before any connect; until then it holds the
+     * handshakes of PEs that dial early.  0: the secret keys them. */
+    int               job_key_late;
 } sr_tl_params_t;
 
 /*
@@ -152,6 +158,7 @@ typedef struct {
  * number `pe` for another peer already (the core takes the next).
  */
 #define SR_TL_PEER_SECRET_LEN 32
+#define SR_TL_JOB_KEY_LEN 32
 typedef struct {
     uint8_t  secret[SR_TL_PEER_SECRET_LEN];
     uint32_t conn_id;
@@ -244,6 +251,7 @@ typedef struct {
     int    host_peers;     /* reaches connected peers on this host only, by their process:
                             * connect takes an sr_tl_host_addr_t (see "Connected peers") */
     int    peer_handshake; /* connected peers take an exchange both ways (ep_addr_pack) */
+    int    job_key;        /* waits for the job_key op (params.job_key_late) */
 } sr_tl_attr_t;
 
 typedef struct sr_tl_ops {
@@ -273,6 +281,11 @@ typedef struct sr_tl_ops {
     /* Every PE has connected to every peer (after a barrier): e.g. names of
      * shared objects can go. */
     void (*wireup_done)(sr_tl_ctx_t *ctx);
+    /* attr job_key: the job key, SR_TL_JOB_KEY_LEN bytes that only the job's
+     * processes learn (`source` says how, for the log), or NULL where the
+     * launcher gave none: the transport then falls back on a key of its own
+     * making, and warns.  Before connect; others: sr_tl_no_job_key. */
+    symrail_status_t (*job_key)(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source);
     void (*disconnect)(sr_tl_ep_t *ep);
     /* attr peer_handshake: a connected peer's endpoint, for that peer
      * (see "Connected peers"); others: sr_tl_no_ep_addr. */
@@ -361,6 +374,7 @@ symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void 
 void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
 symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p);
 void sr_tl_no_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len);
+symrail_status_t sr_tl_no_job_key(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source);
 
 /* Prints the RDMA rails this process would use and their weights. */
 void sr_tl_verbs_rails_report(FILE *out, const sr_env_t *env);

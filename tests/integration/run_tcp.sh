@@ -179,15 +179,22 @@ EOF
 
 MPIRUN=${MPIRUN:-$(command -v mpirun)}
 if [ -n "$MPIRUN" ] && [ -x "$MPIRUN" ]; then
-    # No SYMRAIL_JOB_SECRET here: the key comes from the job's own data.
-    run_case "tcp: t_rma under mpirun -np 2 (key derived from the job)" 0 \
-        'SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key derived' \
+    # No SYMRAIL_JOB_SECRET here: PE 0's random key comes through mpirun's PMIx.
+    run_case "tcp: t_rma under mpirun -np 2 (job key through PMIx)" 0 \
+        'info: tcp: job key random, drawn by PE 0 and handed out by the launcher' \
         env SYMRAIL_LOG=info T_MAX_SIZE=1048576 timeout 300 "$MPIRUN" --allow-run-as-root \
         --oversubscribe -np 2 "$T/t_rma"
-    run_case "tcp: a key derived from the job is a warning at the default log level" 0 \
-        'warn.*SYMRAIL_JOB_SECRET is not set: connections are authenticated with a key' \
-        env -u SYMRAIL_LOG timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 \
+    count_case "tcp: under mpirun -np 2 both PEs have the key from PMIx" 2 \
+        'info: tcp: job key random, drawn by PE 0 and handed out by the launcher'
+    run_case "tcp: a job key through PMIx is no warning at the default log level" 0 '' \
+        env -u SYMRAIL_LOG sh -c '"$0" --allow-run-as-root --oversubscribe -np 2 "$1" 2>&1 |
+               grep -E "^symrail .* (warn|error): " && exit 1; exit 0' "$MPIRUN" \
         "$top_builddir/examples/hello"
+    # Two jobs of one user under mpirun: the second cannot reach the first.
+    . "$top_srcdir/tests/integration/other_job.sh"
+    other_job "tcp: another mpirun job" \
+        "timeout 300 $MPIRUN --allow-run-as-root --oversubscribe -np 2" \
+        "timeout 120 $MPIRUN --allow-run-as-root --oversubscribe -np 1"
     run_case "tcp: t_atomic under mpirun -np 3" 0 '^ok: compare_swap lock' \
         env T_ADDS=5000 timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np 3 \
         "$T/t_atomic"

@@ -18,9 +18,19 @@
  *       oob-wrap, oob-get, oob-amo, amo-misaligned, bad-region; and stale-segment,
  *       a put to a segment that is not registered, which the victim must
  *       answer stale and go on serving the connection.
+ *
+ *   t_tcp_rogue otherjob IP:PORT JOB LAUNCHER_KEY
+ *       A PE of another job (started by the same launcher, with
+ *       SYMRAIL_TRANSPORTS=tcp) that tries PE 0 of the victim job JOB twice:
+ *       with the key a PE of JOB derived where no job key came with the
+ *       exchange (job id, user id and LAUNCHER_KEY, the Open MPI job key
+ *       that a process of the same user can read in the victim's
+ *       environment; empty under srun), and with its own job's key.  Exits
+ *       0 when the victim refused both.
  */
 #include "tcommon.h"
 #include "tl/tcp/frame.h"
+#include "tl/tcp/tcp.h"
 #include "core/rt.h"
 
 #include <arpa/inet.h>
@@ -284,6 +294,60 @@ static int attack(int argc, char **argv)
     return a_closed(fd) ? 0 : a_fail(mode, "%s kept the connection after a bad frame", addr);
 }
 
+/* One handshake with `key`: 0 when the victim refused it (proved no key
+ * of ours and closed the connection), else 1 with why. */
+static int a_refused(const char *addr, const char *what, const uint8_t *key)
+{
+    int server_ok = 0, fd = a_connect(addr);
+    if (fd < 0)
+        return a_fail("otherjob", "cannot connect to %s", addr);
+    int sent = a_handshake(fd, key, &server_ok) == 0;
+    if (server_ok) {
+        close(fd);
+        return a_fail("otherjob", "the victim proved that it uses %s", what);
+    }
+    int closed = !sent || a_closed(fd);
+    close(fd);
+    if (!closed)
+        return a_fail("otherjob", "the victim kept a connection authenticated with %s", what);
+    printf("otherjob: refused with %s\n", what);
+    return 0;
+}
+
+/* The job key of this process's own TCP transport. */
+static const uint8_t *own_job_key(void)
+{
+    for (int i = 0; i < sr_rt.ntls; i++)
+        if (strcmp(sr_rt.tls[i].ops->name, "tcp") == 0)
+            return ((sr_tl_ctx_t *)sr_rt.tls[i].tl)->key;
+    return NULL;
+}
+
+static int other_job(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: t_tcp_rogue otherjob IP:PORT JOB LAUNCHER_KEY\n");
+        return 2;
+    }
+    const char *addr = argv[2], *job = argv[3], *launcher_key = argv[4];
+    char material[512];
+    uint8_t derived[SR_TCP_KEY_LEN];
+    srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    symrail_init();
+    const uint8_t *own = own_job_key();
+    T_ASSERT(own != NULL, "this job runs no TCP transport (SYMRAIL_TRANSPORTS=tcp?)");
+    T_ASSERT(strcmp(sr_boot_info(sr_rt.boot)->job, job) != 0,
+             "this process is of the victim's job %s, not of another", job);
+    snprintf(material, sizeof(material), "uid %u; %s", (unsigned)getuid(), launcher_key);
+    sr_tcp_job_key(job, "derived", material, strlen(material), derived);
+    int bad = a_refused(addr, "the key derived from the victim's job and user id", derived);
+    bad |= a_refused(addr, "the key of its own job", own);
+    if (!bad)
+        t_pass("a process of another job was refused with both keys");
+    symrail_finalize();
+    return bad;
+}
+
 /* ---- the victim ------------------------------------------------------------------- */
 
 static int file_exists(const char *dir, const char *name)
@@ -321,9 +385,13 @@ static int victim(void)
     memset(guard, 0x5A, GUARD_LEN);
     T_CHECK(symrail_barrier_all());
     if (me == 0) {
-        const char *job = getenv("PMIX_NAMESPACE");
+        const char *lkey = getenv("OMPI_MCA_orte_precondition_transports");
+        if (lkey == NULL || !*lkey)
+            lkey = getenv("OMPI_MCA_opal_precondition_transports");
         char len[32];
-        write_file(dir, "job", job ? job : "");
+        write_file(dir, "job", sr_boot_info(sr_rt.boot)->job);
+        /* What a process of the same user could read in our environment. */
+        write_file(dir, "launcher_key", lkey ? lkey : "");
         /* The heap region is SYMRAIL_HEAP_SIZE plus the library's reserved
          * part: the attacks aim at its real end. */
         snprintf(len, sizeof(len), "%zu", sr_rt.heap_size);
@@ -364,6 +432,9 @@ int main(int argc, char **argv)
         return attack(argc, argv);
     if (argc > 1 && strcmp(argv[1], "victim") == 0)
         return victim();
-    fprintf(stderr, "usage: t_tcp_rogue victim | attack MODE IP:PORT JOB SECRET HEAP_SIZE\n");
+    if (argc > 1 && strcmp(argv[1], "otherjob") == 0)
+        return other_job(argc, argv);
+    fprintf(stderr, "usage: t_tcp_rogue victim | attack MODE IP:PORT JOB SECRET HEAP_SIZE | "
+            "otherjob IP:PORT JOB LAUNCHER_KEY\n");
     return 2;
 }

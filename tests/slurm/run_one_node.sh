@@ -14,7 +14,13 @@ for n in 1 4; do
         bed_srun -n "$n" "$E/ring"
 done
 run_case "srun -n 4: ring example over tcp" 0 '^ring: all data verified' \
-    bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=tcp "$E/ring"
+    bed_srun -n 4 --export=ALL,SYMRAIL_TRANSPORTS=tcp,SYMRAIL_LOG=info "$E/ring"
+count_case "srun -n 4: every PE has its TCP key from PMIx (srun gives no secret)" 4 \
+    'info: tcp: job key random, drawn by PE 0 and handed out by the launcher'
+count_case "srun -n 4: no PE warns of a derived TCP key" 0 'SYMRAIL_JOB_SECRET is not set'
+# Two steps of one user: a task of the second cannot reach the first's PEs.
+. "$top_srcdir/tests/integration/other_job.sh"
+other_job "srun: another step" "bed_srun -n 2" "bed_srun -n 1"
 # Over TCP alone, symrail_ptr to a PE on the same host is NULL (T_NO_PTR).
 for tl in shm tcp; do
     noptr=

@@ -6,11 +6,15 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
 #include "tl/tl.h"
+#include "tl/tcp/tcp.h"
 #include "util/env.h"
 
 extern const sr_tl_ops_t sr_tl_tcp_ops;
@@ -115,12 +119,113 @@ static void test_lane_down_event(void **state)
     sr_env_release(&env);
 }
 
+static symrail_status_t put_st;
+
+static void put_noted(sr_tl_comp_t *comp, symrail_status_t st)
+{
+    (void)comp;
+    put_st = st;
+}
+
+struct dial {
+    sr_tl_ctx_t *ctx;
+    const void *addr;
+    size_t len;
+    sr_tl_ep_t *ep;
+    symrail_status_t st;
+};
+
+static void *dial_peer(void *arg)
+{
+    struct dial *d = arg;
+    d->st = sr_tl_tcp_ops.connect(d->ctx, 1, d->addr, d->len, &d->ep);
+    return NULL;
+}
+
+/* A connection that ctx holds for its job key (what it has seen so far). */
+static int held_for_key(sr_tl_ctx_t *ctx)
+{
+    int held = 0;
+    pthread_mutex_lock(&ctx->io_lock);
+    for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next)
+        held |= c->state == SR_TCP_HS_KEY;
+    pthread_mutex_unlock(&ctx->io_lock);
+    return held;
+}
+
+/* Job keys handed over after init (params.job_key_late): PE 0 has its key
+ * and dials PE 1, which has not got its own yet (still in the exchange);
+ * PE 1 holds the handshake until it has, then answers it.  With keys that
+ * differ, the handshake fails. */
+static void test_job_key_late(void **state)
+{
+    (void)state;
+    static char heap[2][4096];
+    static const uint8_t local[2] = { 1, 1 };
+    uint8_t key[2][SR_TL_JOB_KEY_LEN];
+    memset(key[0], 0x11, sizeof(key[0]));
+    sr_env_t env;
+    assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
+    for (int round = 0; round < 2; round++) {
+        memset(key[1], round == 0 ? 0x11 : 0x22, sizeof(key[1]));
+        sr_tl_ctx_t *ctx[2];
+        uint8_t addr[2][1024];
+        size_t alen[2];
+        for (int pe = 0; pe < 2; pe++) {
+            sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit-key", .is_local = local,
+                                 .env = &env, .serve_local = 1, .notify_cb = on_notify,
+                                 .lane_cb = on_lane, .job_key_late = 1 };
+            assert_int_equal(sr_tl_tcp_ops.init(&p, &ctx[pe]), SYMRAIL_OK);
+            sr_tl_attr_t a = { 0 };
+            sr_tl_tcp_ops.attr(ctx[pe], &a);
+            assert_int_equal(a.job_key, 1);
+            sr_tl_mem_t m = { .addr = heap[pe], .len = sizeof(heap[pe]) };
+            assert_int_equal(sr_tl_tcp_ops.mem_reg(ctx[pe], 0, &m), SYMRAIL_OK);
+            alen[pe] = sizeof(addr[pe]);
+            assert_int_equal(sr_tl_tcp_ops.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
+        }
+        assert_int_equal(sr_tl_tcp_ops.job_key(ctx[0], key[0], "unit"), SYMRAIL_OK);
+        struct dial d = { .ctx = ctx[0], .addr = addr[1], .len = alen[1] };
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, dial_peer, &d), 0);
+        /* Bounded by the dialer: it gives up on its own after SYMRAIL_OP_TIMEOUT. */
+        uint64_t tries = 0;
+        while (!held_for_key(ctx[1]) && tries++ < 20000000)
+            sched_yield();
+        assert_true(held_for_key(ctx[1]));
+        assert_int_equal(sr_tl_tcp_ops.job_key(ctx[1], key[1], "unit"), SYMRAIL_OK);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        if (round == 0) {
+            assert_int_equal(d.st, SYMRAIL_OK);
+            char src[8] = "keyed";
+            put_st = SR_TL_INPROGRESS;
+            sr_tl_comp_t comp = { .cb = put_noted };
+            symrail_status_t st = sr_tl_tcp_ops.put(d.ep, 0, src, 0, 8, sizeof(src), &comp);
+            assert_true(st == SR_TL_INPROGRESS || st == SYMRAIL_OK);
+            if (st == SYMRAIL_OK)
+                put_st = SYMRAIL_OK;
+            /* Acknowledged: the data is in PE 1's heap. */
+            time_t end = time(NULL) + 30;
+            while (put_st == SR_TL_INPROGRESS && time(NULL) < end)
+                sr_tl_tcp_ops.progress(ctx[0]);
+            assert_int_equal(put_st, SYMRAIL_OK);
+            assert_memory_equal(heap[1] + 8, src, sizeof(src));
+        } else {
+            assert_int_equal(d.st, SYMRAIL_ERR_TRANSPORT);
+        }
+        sr_tl_tcp_ops.fini(ctx[1]);
+        sr_tl_tcp_ops.fini(ctx[0]);
+    }
+    sr_env_release(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attr),
         cmocka_unit_test(test_if_filter),
         cmocka_unit_test(test_lane_down_event),
+        cmocka_unit_test(test_job_key_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

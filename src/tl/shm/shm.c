@@ -442,6 +442,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .disconnect   = sr_shm_disconnect,
     .ep_addr_pack = sr_tl_no_ep_addr,
     .ep_ctl = sr_tl_no_ep_ctl,
+    .job_key = sr_tl_no_job_key,
     .ptr          = sr_shm_ptr,
     .prefetch     = sr_shm_prefetch,
     .ep_lanes     = sr_tl_one_lane,

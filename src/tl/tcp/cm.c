@@ -21,22 +21,14 @@ static symrail_status_t sr_tcp_key_status(symrail_status_t st)
     return st;
 }
 
-symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
+/* Where the launcher gives no job key: one derived from what the job's
+ * processes see alike, weaker, and said so. */
+static symrail_status_t sr_tcp_fallback_key(sr_tl_ctx_t *ctx, uint8_t key_p[SR_TCP_KEY_LEN])
 {
     symrail_status_t st;
     static const char *const shared[] = { "OMPI_MCA_orte_precondition_transports",
                                           "OMPI_MCA_opal_precondition_transports", NULL };
-    const char *secret = ctx->params.env->job_secret;
     const char *job = ctx->params.job ? ctx->params.job : "";
-    if (getenv("SYMRAIL_JOB_SECRET") && !*secret) {
-        /* Most likely a launcher or script meant to pass one and failed:
-         * falling back on a guessable key would hide that. */
-        sr_error("tcp: SYMRAIL_JOB_SECRET is set but empty; set it to the job's secret or "
-                 "unset it");
-        return SYMRAIL_ERR_INVALID;
-    }
-    if (secret && *secret)
-        return sr_tcp_key_status(sr_tcp_job_key(job, "secret", secret, strlen(secret), ctx->key));
     const char *name = NULL, *val = NULL;
     for (int i = 0; shared[i] && val == NULL; i++) {
         name = shared[i];
@@ -47,7 +39,7 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
     char material[512];
     unsigned uid = (unsigned)getuid();
     snprintf(material, sizeof(material), "uid %u; %s", uid, val ? val : "");
-    st = sr_tcp_key_status(sr_tcp_job_key(job, "derived", material, strlen(material), ctx->key));
+    st = sr_tcp_key_status(sr_tcp_job_key(job, "derived", material, strlen(material), key_p));
     if (st != SYMRAIL_OK || ctx->params.for_peers)
         return st;  /* only connected peers, with keys of their own, come */
     if (val)
@@ -58,6 +50,68 @@ symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
         sr_warn("tcp: SYMRAIL_JOB_SECRET is not set and the launcher gives no job key: "
                 "connections are authenticated with a key derived from job %s and user id %u "
                 "only, which others may guess; set SYMRAIL_JOB_SECRET", job, uid);
+    return SYMRAIL_OK;
+}
+
+symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx)
+{
+    const char *secret = ctx->params.env->job_secret;
+    const char *job = ctx->params.job ? ctx->params.job : "";
+    if (getenv("SYMRAIL_JOB_SECRET") && !*secret) {
+        /* Most likely a launcher or script meant to pass one and failed:
+         * falling back on a guessable key would hide that. */
+        sr_error("tcp: SYMRAIL_JOB_SECRET is set but empty; set it to the job's secret or "
+                 "unset it");
+        return SYMRAIL_ERR_INVALID;
+    }
+    ctx->key_ready = 1;  /* before the thread starts: no lock yet */
+    if (secret && *secret) {
+        symrail_status_t st = sr_tcp_key_status(sr_tcp_job_key(job, "secret", secret,
+                                                               strlen(secret), ctx->key));
+        if (st == SYMRAIL_OK && !ctx->params.for_peers)
+            sr_info("tcp: job key from SYMRAIL_JOB_SECRET (symrun's, or set by hand)");
+        return st;
+    }
+    if (ctx->params.job_key_late) {
+        /* The core hands it over after the exchange (sr_tcp_job_key_set). */
+        ctx->key_late = 1;
+        ctx->key_ready = 0;
+        return SYMRAIL_OK;
+    }
+    return sr_tcp_fallback_key(ctx, ctx->key);
+}
+
+symrail_status_t sr_tcp_job_key_set(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source)
+{
+    uint8_t k[SR_TCP_KEY_LEN];
+    const char *job = ctx->params.job ? ctx->params.job : "";
+    symrail_status_t st;
+    if (key != NULL) {
+        st = sr_tcp_key_status(sr_tcp_job_key(job, "launcher", key, SR_TL_JOB_KEY_LEN, k));
+        if (st == SYMRAIL_OK)
+            sr_info("tcp: job key %s", source);
+    } else {
+        st = sr_tcp_fallback_key(ctx, k);
+    }
+    if (st != SYMRAIL_OK)
+        return st;
+    sr_tcp_io_lock_soon(ctx);
+    memcpy(ctx->key, k, sizeof(k));
+    ctx->key_ready = 1;
+    /* The PEs that dialled while we were still in the exchange get their
+     * challenge now. */
+    for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next) {
+        if (c->state != SR_TCP_HS_KEY)
+            continue;
+        uint8_t hello[SR_TCP_HELLO_LEN];
+        memcpy(hello, c->hello, sizeof(hello));
+        c->state = SR_TCP_HS_HELLO;
+        c->throttled = 0;
+        c->deadline_ns = sr_time_ns() + SR_TCP_HS_TIMEOUT_NS;
+        if (sr_tcp_on_handshake(ctx, c, hello) == 0)
+            sr_tcp_conn_event(ctx, c, EPOLLIN);  /* reads what came meanwhile, arms */
+    }
+    pthread_mutex_unlock(&ctx->io_lock);
     return SYMRAIL_OK;
 }
 
@@ -340,6 +394,14 @@ int sr_tcp_on_handshake(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const uint8_t *msg)
             sr_tcp_peer_hello(ctx, c, &h, &why);
         else if (why == NULL && ctx->params.for_peers)
             why = "a PE of this job, which this TCP (for connected peers only) does not carry";
+        else if (why == NULL && !ctx->key_ready) {
+            /* A PE out of the exchange's fence before us: it waits for its
+             * challenge until we have the key; nothing more is read. */
+            memcpy(c->hello, msg, SR_TCP_HELLO_LEN);
+            c->state = SR_TCP_HS_KEY;
+            c->throttled = 1;
+            return 0;
+        }
         if (why == NULL && sr_tcp_random(c->nonce_s, sizeof(c->nonce_s)) != SYMRAIL_OK)
             why = "no random nonce";
         const uint8_t *key = (h.flags & SR_TCP_HELLO_PEER) ? c->hs_key : ctx->key;
@@ -432,7 +494,9 @@ void sr_tcp_check_handshakes(sr_tl_ctx_t *ctx, uint64_t now)
 {
     ctx->next_check_ns = now + SR_TCP_CHECK_NS;
     for (sr_tcp_conn_t *c = ctx->conns; c; c = c->next) {
-        if (c->state != SR_TCP_DEAD && c->state != SR_TCP_UP && now > c->deadline_ns) {
+        /* One held for our own key is not the peer's delay. */
+        if (c->state != SR_TCP_DEAD && c->state != SR_TCP_UP && c->state != SR_TCP_HS_KEY &&
+            now > c->deadline_ns) {
             sr_warn("tcp: connection from %s did not complete its handshake in %llu s: closed",
                     c->name, SR_TCP_HS_TIMEOUT_NS / 1000000000ull);
             sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_TIMEOUT);

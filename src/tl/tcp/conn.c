@@ -496,6 +496,10 @@ again:
                                            : sr_tcp_on_handshake(ctx, c, msg);
             if (rc != 0)
                 return;
+            if (c->state == SR_TCP_HS_KEY) {
+                sr_tcp_arm(ctx, c);  /* throttled: not read until the job key */
+                return;
+            }
             if (c->state == SR_TCP_UP && c->rx_left > 0)
                 c->rx_state = SR_TCP_RX_PAYLOAD;
             c->rx_bulk = c->rx_left >= SR_TCP_BULK;
@@ -529,6 +533,12 @@ again:
 
 void sr_tcp_conn_event(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint32_t events)
 {
+    if (c->state == SR_TCP_HS_KEY) {
+        /* Held for the job key: only an error or hang-up is reported. */
+        if (events & (EPOLLERR | EPOLLHUP))
+            sr_tcp_conn_fail(ctx, c, SYMRAIL_ERR_PEER_GONE);
+        return;
+    }
     if (events & EPOLLOUT) {
         if (sr_tcp_flush(ctx, c) == 1)
             events |= EPOLLIN;

@@ -235,9 +235,9 @@ static void sr_tcp_fini(sr_tl_ctx_t *ctx)
 
 static void sr_tcp_attr(const sr_tl_ctx_t *ctx, sr_tl_attr_t *attr_p)
 {
-    (void)ctx;
     attr_p->max_slice = SR_TCP_MAX_PAYLOAD;
     attr_p->can_sleep = 1;
+    attr_p->job_key = ctx ? ctx->key_late : 0;  /* NULL: what any context says */
     /* The target reads a connection in order and applies each request
      * before it reads the next one. */
     attr_p->ordered_lanes = 1;
@@ -413,6 +413,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .disconnect   = sr_tcp_disconnect,
     .ep_addr_pack = sr_tl_no_ep_addr,
     .ep_ctl = sr_tl_no_ep_ctl,
+    .job_key = sr_tcp_job_key_set,
     .ptr          = sr_tl_no_ptr,
     .prefetch     = sr_tl_no_prefetch,
     .ep_lanes     = sr_tcp_ep_lanes,

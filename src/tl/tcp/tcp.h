@@ -23,8 +23,12 @@
  *
  * Security.  Every connection starts with a challenge-response handshake
  * (frame.h) keyed by SHA-256 of SYMRAIL_JOB_SECRET and the job id.  Without
- * SYMRAIL_JOB_SECRET (e.g. under mpirun) the key is derived from the job id
- * and a random job key that Open MPI gives every process of the job
+ * SYMRAIL_JOB_SECRET (e.g. under mpirun or srun) the key is SHA-256 of random
+ * bytes that PE 0 drew and the launcher's PMIx server handed to the job's
+ * processes with the address exchange (params.job_key_late, job_key op): a
+ * hello that comes before this PE has it waits (SR_TCP_HS_KEY).  Where the
+ * launcher could not carry it, the key is derived from the job id and a
+ * random job key that Open MPI gives every process of the job
  * (OMPI_MCA_*_precondition_transports), falling back to the job id and user
  * id only.  That is weaker: anyone who can read the job's environment, or
  * guess its job id in the fallback case, can connect; it is logged as a warning.
@@ -153,7 +157,9 @@
 #define SR_TCP_NAME_LEN      48
 
 enum { SR_TCP_K_CONN = 1, SR_TCP_K_LSN, SR_TCP_K_WAKE, SR_TCP_K_IN };
-enum { SR_TCP_HS_HELLO, SR_TCP_HS_AUTH, SR_TCP_UP, SR_TCP_DEAD };
+/* HS_KEY: a PE's hello came before this PE had the job key; the connection
+ * is held (not read) until sr_tcp_job_key_set answers it. */
+enum { SR_TCP_HS_HELLO, SR_TCP_HS_AUTH, SR_TCP_UP, SR_TCP_DEAD, SR_TCP_HS_KEY };
 enum { SR_TCP_RX_MSG, SR_TCP_RX_PAYLOAD };
 enum { SR_TCP_TX_OP, SR_TCP_TX_POOL };
 
@@ -336,6 +342,8 @@ struct sr_tl_ctx {
                                      * between connections (atomic) */
     sr_tcp_conn_t  *conns;          /* connections peers opened */
     int             nhs;
+    int             key_late;       /* the job key comes from the core (params) ... */
+    int             key_ready;      /* ... and is in `key` (io_lock) */
     sr_tcp_txbuf_t *txb_free;
     sr_tcp_conn_t **credit_conn;    /* [n_pes]: where to return notify credits */
     char           *base[SR_TCP_MAX_REGIONS];
@@ -406,6 +414,7 @@ void sr_tcp_protocol_error(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, const char *why);
 
 /* cm.c */
 symrail_status_t sr_tcp_derive_key(sr_tl_ctx_t *ctx);
+symrail_status_t sr_tcp_job_key_set(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source);
 void sr_tcp_goodbye(sr_tl_ctx_t *ctx);
 symrail_status_t sr_tcp_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
                                 sr_tl_ep_t **ep_p);

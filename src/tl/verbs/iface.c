@@ -385,6 +385,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .disconnect   = sr_ib_disconnect,
     .ep_addr_pack = sr_ib_ep_addr_pack,
     .ep_ctl = sr_ib_ep_ctl,
+    .job_key = sr_tl_no_job_key,
     .ptr          = sr_tl_no_ptr,
     .prefetch     = sr_tl_no_prefetch,
     .ep_lanes     = sr_ib_ep_lanes,
