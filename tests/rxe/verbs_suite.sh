@@ -145,6 +145,11 @@ run_case "independent jobs over verbs (run_jobs.sh)" 0 '^7 passed, 0 failed' \
     env T_JOBS_MODES=verbs sh "$top_srcdir/tests/integration/run_jobs.sh"
 run_case "kv_transfer as two jobs over verbs (run_kv.sh)" 0 '^2 passed, 0 failed' \
     env T_KV_TWO_JOBS=verbs sh "$top_srcdir/tests/integration/run_kv.sh"
+# Stress: the random mix of every operation from 3 threads per PE on 3
+# contexts each, every byte checked (run_stress.sh runs it on shm and TCP).
+run_case "verbs: stress for ${STRESS_SECONDS:-30} s, 3 threads per PE (-n 2)" 0 \
+    '^ok: stress: [1-9][0-9]* operations' \
+    "$SYMRUN" --timeout 400 -n 2 "$T/t_stress" --seconds "${STRESS_SECONDS:-30}"
 run_case "heap and barrier" 0 '^ok: barrier_all' "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
 run_case "bad input" 0 '^ok: bad input' "$SYMRUN" --timeout 400 -n 2 "$T/t_badinput"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
