@@ -22,7 +22,7 @@ done
 # The checks can fail: one flipped byte of the heap is caught.
 for tl in shm tcp; do
     run_case "$tl: stress with one byte corrupted fails with a mismatch (-n 2)" nonzero \
-        'FAIL .*mismatch: checksum of the heap region of \(PE 1, thread 0\)' \
+        'FAIL .*mismatch: (checksum of the heap region of \(PE 1, thread 0\)|final read .* of the region of \(PE 1, thread 0\) on PE 0)' \
         env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 300 \
         "$T/t_stress" --seconds 2 --seed "$seed" --corrupt
 done

@@ -44,7 +44,7 @@ typedef struct {
 typedef struct {
     unsigned char old[8], want[8];
     size_t width;
-    int ctx, q, word;
+    int ctx, q, word;              /* ctx: its context + 1, 0 for a free record */
 } st_nbi_t;
 
 typedef struct {

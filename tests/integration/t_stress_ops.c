@@ -54,13 +54,14 @@ static void quiet(st_worker_t *w, int c)
     T_CHECK(symrail_ctx_quiet(w->ctx[c]));
     w->count[C_QUIET]++;
     w->dirty[c] = w->unfenced[c] = w->arena_ctx[c] = 0;
-    for (int i = 0; i < w->nnbi;) {
-        if (w->nbi[i].ctx == c) {
+    /* Records of other contexts stay where they are: the library writes
+     * their old values there at their own quiet. */
+    for (int i = 0; i < ST_MAXNBI; i++) {
+        if (w->nbi[i].ctx == c + 1) {
             check_nbi(w, &w->nbi[i]);
             w->amo_pend[w->nbi[i].q * ST_AWORDS + w->nbi[i].word] = 0;
-            w->nbi[i] = w->nbi[--w->nnbi];
-        } else {
-            i++;
+            w->nbi[i].ctx = 0;
+            w->nnbi--;
         }
     }
     int held = 0;
@@ -219,11 +220,14 @@ static void do_amo(st_worker_t *w, int nbi)
     unsigned char *target = (unsigned char *)&st_amo[st_slot(st_me, w->t) * ST_AWORDS + k] +
                             half * 4;
     if (nbi) {
-        st_nbi_t *n = &w->nbi[w->nnbi++];
+        st_nbi_t *n = w->nbi;
+        while (n->ctx)
+            n++;
+        w->nnbi++;
         memset(n, 0, sizeof(*n));
         store_w(n->want, width, cur);
         n->width = op == SYMRAIL_AMO_SET ? 0 : width;
-        n->ctx = c;
+        n->ctx = c + 1;
         n->q = q;
         n->word = k;
         T_CHECK(symrail_ctx_atomic_op_nbi(w->ctx[c], op, target, width, value, cond, q,
@@ -351,7 +355,8 @@ static void do_batch(st_worker_t *w)
     int n = 1 + (int)(st_rnd(w) % 4);
     used = 0;
     for (int i = 0; i < n; i++) {
-        lens[i] = pick_len(w, (ST_MAXLEN - used) / (size_t)(n - i));
+        size_t room = (ST_MAXLEN - used) / (size_t)(n - i);
+        lens[i] = pick_len(w, room < ST_SEGREGION ? room : ST_SEGREGION);
         at[i] = st_rnd(w) % (ST_SEGREGION - lens[i] + 1);
         T_CHECK(symrail_batch_add(w->batch, SYMRAIL_READ, w->buf + used, w->rseg[q],
                                   base + at[i], lens[i], NULL));
