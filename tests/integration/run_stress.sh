@@ -1,7 +1,7 @@
 #!/bin/sh
 # Stress (t_stress): random mixes of every kind of operation from 3 threads
 # per PE on 3 contexts each, every byte checked, over shared memory and TCP
-# with 2 and 3 PEs, then the same with one byte corrupted, which must fail.
+# with 2 and 3 PEs, then with one byte corrupted, which must fail.
 # STRESS_SECONDS (default 10) sets how long each case runs; STRESS_SEED
 # replays a seed that a failure printed.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -19,11 +19,14 @@ for tl in shm tcp; do
             "^stress: (seed $seed,|totals: put [1-9])"
     done
 done
-# The checks can fail: one flipped byte of the heap is caught.
-for tl in shm tcp; do
-    run_case "$tl: stress with one byte corrupted fails with a mismatch (-n 2)" nonzero \
-        'FAIL .*mismatch: (checksum of the heap region of \(PE 1, thread 0\)|final read .* of the region of \(PE 1, thread 0\) on PE 0)' \
-        env SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 300 \
-        "$T/t_stress" --seconds 2 --seed "$seed" --corrupt
-done
+# The checks can fail: one flipped byte of the heap is caught by its owner's
+# checksum, and (flipped after the owners' checks) by its writer's reads.
+run_case "shm: stress with one byte corrupted fails in its owner's check (-n 2)" nonzero \
+    'FAIL .*mismatch: checksum of the heap region of \(PE 1, thread 0\) here' \
+    env SYMRAIL_TRANSPORTS=shm "$SYMRUN" -n 2 --timeout 300 \
+    "$T/t_stress" --seconds 2 --seed "$seed" --corrupt
+run_case "tcp: stress with one byte corrupted fails in its writer's reads (-n 2)" nonzero \
+    'FAIL .*mismatch: final read .* of the region of \(PE 1, thread 0\) on PE 0 is' \
+    env SYMRAIL_TRANSPORTS=tcp "$SYMRUN" -n 2 --timeout 300 \
+    "$T/t_stress" --seconds 2 --seed "$seed" --corrupt-late
 finish

@@ -10,13 +10,15 @@
  * against its writers' checksums, and every notification arrived exactly
  * once, whole and in order (t_stress.h says who owns what).
  *
- *   t_stress [--seconds S] [--seed N] [--threads T] [--ops N] [--corrupt]
+ *   t_stress [--seconds S] [--seed N] [--threads T] [--ops N] [--corrupt[-late]]
  *
  * --seconds   how long the workers run (default: STRESS_SECONDS, else 10)
  * --seed      the run's seed, printed at start: the same seed replays the
  *             same operations (--ops bounds their number per thread)
- * --corrupt   flip one byte of PE 0's memory before the final checks: the
- *             run must fail with a mismatch, proving the checks can fail
+ * --corrupt   flip one byte of PE 0's heap before the final checks: the run
+ *             must fail with a mismatch, proving the checks can fail (the
+ *             owner's checksum catches it first; with --corrupt-late the
+ *             byte flips after the owners' checks, for its writer's reads)
  */
 #include "t_stress.h"
 
@@ -113,8 +115,8 @@ static void parse(int argc, char **argv, int *corrupt_p)
     st_seconds = (double)t_env("STRESS_SECONDS", 10);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--corrupt") == 0) {
-            *corrupt_p = 1;
+        if (strcmp(a, "--corrupt") == 0 || strcmp(a, "--corrupt-late") == 0) {
+            *corrupt_p = a[9] ? 2 : 1;
             continue;
         }
         T_ASSERT(v, "%s takes a value", a);
@@ -221,6 +223,18 @@ static void drain_all(const uint64_t *board)
     }
 }
 
+/* On PE 0, in the heap region of the last PE's thread 0, for --corrupt. */
+static void flip_byte(void)
+{
+    if (st_me != 0)
+        return;
+    size_t at = st_slot(st_npes - 1, 0) * ST_REGION + st_mix(st_seed) % ST_REGION;
+    st_heap[at] ^= 0x40;
+    printf("stress: flipped byte %zu of the region of (PE %d, thread 0) on PE 0\n",
+           at % ST_REGION, st_npes - 1);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1, corrupt = 0;
@@ -293,15 +307,13 @@ int main(int argc, char **argv)
     T_CHECK(symrail_barrier_all());
     drain_all(board);
     T_CHECK(symrail_barrier_all());
-    if (corrupt && st_me == 0) {
-        size_t at = st_slot(st_npes - 1, 0) * ST_REGION + st_mix(st_seed) % ST_REGION;
-        st_heap[at] ^= 0x40;
-        printf("stress: flipped byte %zu of the region of (PE %d, thread 0) on PE 0\n",
-               at % ST_REGION, st_npes - 1);
-        fflush(stdout);
-    }
+    if (corrupt == 1)
+        flip_byte();
     T_CHECK(symrail_barrier_all());
     owner_checks(board);
+    if (corrupt == 2)
+        flip_byte();
+    T_CHECK(symrail_barrier_all());
     for (int t = 0; t < st_nthreads; t++)
         final_reads(&w[t]);
     T_CHECK(symrail_barrier_all());
