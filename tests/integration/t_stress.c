@@ -338,11 +338,12 @@ int main(int argc, char **argv)
                (unsigned long long)st_seed);
     }
 
-    for (int t = 0; t < st_nthreads; t++) {
-        for (int q = 0; q < st_npes; q++)
-            T_CHECK(symrail_rseg_release(w[t].rseg[q]));
-        T_CHECK(symrail_batch_free(w[t].batch));
-    }
+    fflush(stdout);
+    for (int t = 0; t < st_nthreads; t++)
+        st_worker_fini(&w[t]);
+    free(th);
+    free(w);
+    free(rx_next);
     T_CHECK(symrail_barrier_all());
     T_CHECK(symrail_seg_deregister(seg));
     symrail_free(descs);

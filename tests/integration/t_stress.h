@@ -136,6 +136,7 @@ static inline size_t st_diff(const unsigned char *got, const unsigned char *want
 /* t_stress_ops.c */
 void st_worker_init(st_worker_t *w, int t);
 void st_worker_run(st_worker_t *w);
+void st_worker_fini(st_worker_t *w);
 void st_quiet_all(st_worker_t *w);
 void st_check_region(st_worker_t *w, int ci, int q, size_t off, size_t len,
                      const unsigned char *got, const char *what);
