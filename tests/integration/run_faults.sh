@@ -140,17 +140,19 @@ done
 
 # The launcher killed (SIGKILL): no PE survives it, whether symrun started
 # it (its death signal) or a shell between them (the lost PMIx server), also
-# after the PE had finalized and initialized once.
-for how in direct wrapped reinit; do
+# after the PE had finalized and initialized once, or after a failed init.
+for how in direct wrapped reinit failed; do
     case $how in
         direct) name="symrun killed (SIGKILL), PEs its children" ;;
         wrapped) name="symrun killed (SIGKILL), PEs under a shell" ;;
-        *) name="symrun killed (SIGKILL), PEs re-initialized" ;;
+        reinit) name="symrun killed (SIGKILL), PEs re-initialized" ;;
+        *) name="symrun killed (SIGKILL), PEs after a failed init" ;;
     esac
     expect="every PE exits within 5s, nothing left"
     wrap=
     [ $how = direct ] || wrap=1
     [ $how = reinit ] && export T_REINIT=1
+    [ $how = failed ] && export T_REINIT=failed
     start_stream launcher_$how tcp $wrap
     started=$?
     unset T_REINIT

@@ -8,8 +8,10 @@
  *                    it creates $T_FAULT_DIR/streaming.N.  A round that fails
  *                    is reported with the status and the PE exits 3.
  *                    With T_REINIT=1 the library is finalized and initialized
- *                    again first (what a PE does before must not change how
- *                    a fault ends it).
+ *                    again first, with T_REINIT=failed an init fails first
+ *                    (a TCP interface that does not exist) and the next one
+ *                    succeeds: what a PE did before must not change how a
+ *                    fault ends it.
  *   t_faults heap    every PE fills a guard block through its neighbour, then
  *                    allocates until the heap is exhausted: every PE must fail
  *                    at the same allocation, the guard must be intact, and
@@ -128,7 +130,14 @@ static int heap(void)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
+    const char *mode = argc > 1 ? argv[1] : "", *re = getenv("T_REINIT");
+    if (re && strcmp(re, "failed") == 0) {
+        setenv("SYMRAIL_TCP_IF", "nosuchif0", 1);
+        symrail_status_t st = symrail_init_status();
+        T_ASSERT(st != SYMRAIL_OK, "init with SYMRAIL_TCP_IF=nosuchif0 succeeded");
+        unsetenv("SYMRAIL_TCP_IF");
+        unsetenv("T_REINIT");
+    }
     T_CHECK(symrail_init_status());
     if (strcmp(mode, "stream") == 0)
         return stream();
