@@ -23,11 +23,11 @@ record() {
     if [ -z "$3" ]; then
         echo "PASS: $1"
         npass=$((npass + 1))
-        printf '%-44s %-52s PASS\n' "$1" "$2" >>"$table"
+        printf '%-50s %-52s PASS\n' "$1" "$2" >>"$table"
     else
         echo "FAIL: $1: $3"
         nfail=$((nfail + 1))
-        printf '%-44s %-52s FAIL\n' "$1" "$2" >>"$table"
+        printf '%-50s %-52s FAIL\n' "$1" "$2" >>"$table"
         for f in "$cdir"/out "$cdir"/err; do
             [ -s "$f" ] && sed 's/^/    | /' "$f" | tail -n 20
         done
@@ -90,7 +90,14 @@ wait_files() {
 # PE under a shell, so that the PEs are not symrun's children.
 start_stream() {
     new_case "$1"
-    if [ -n "${3:-}" ]; then
+    if [ "${3:-}" = survive ]; then
+        # A PE killed is no failure to symrun (status 0), so the
+        # survivors have to find out by themselves.
+        env TMPDIR="$cdir/tmp" T_FAULT_DIR="$cdir/dir" T_FAULT_MARK="$cdir" SYMRAIL_TRANSPORTS=$2 \
+            "$SYMRUN" -n 3 --timeout 120 sh -c \
+            '"$0" stream; rc=$?; [ $rc -eq 137 ] && exit 0; exit $rc' "$T/t_faults" \
+            >"$cdir/out" 2>"$cdir/err" </dev/null &
+    elif [ -n "${3:-}" ]; then
         env TMPDIR="$cdir/tmp" T_FAULT_DIR="$cdir/dir" T_FAULT_MARK="$cdir" SYMRAIL_TRANSPORTS=$2 \
             "$SYMRUN" -n 3 --timeout 120 sh -c '"$0" stream & wait' "$T/t_faults" \
             >"$cdir/out" 2>"$cdir/err" </dev/null &
@@ -132,6 +139,34 @@ for tl in shm tcp; do
     [ "$rc" -ne 0 ] || why="exit status 0"
     [ -z "$why" ] && ! grep -Eq "^symrun: rank 1 \(pid $victim\) killed by signal 9 \(SIGKILL\)" \
         "$cdir/err" && why="no message naming rank 1"
+    [ -z "$why" ] && [ $el -gt $((BOUND_S * 1000)) ] && why="took $el ms"
+    [ -z "$why" ] && grep -q 'is wrong' "$cdir/err" && why="a survivor saw corrupt data"
+    [ -z "$why" ] && why=$(leftovers $spid)
+    record "$name" "$expect" "$why"
+done
+
+# The same where symrun does not end the job: the survivors' next
+# operation fails, and the library's message names the PE that is gone.
+for tl in shm tcp; do
+    name="PE killed (SIGKILL), survivors notice, $tl"
+    expect="survivors' ops fail naming PE 1, in ${BOUND_S}s"
+    if ! start_stream survive_$tl $tl survive; then
+        kill -KILL $spid 2>/dev/null
+        wait $spid
+        record "$name" "$expect" "the job did not start streaming"
+        continue
+    fi
+    victim=$(cat "$cdir/dir/pid.1")
+    t0=$(now_ms)
+    kill -KILL "$victim"
+    wait $spid
+    rc=$?
+    el=$(($(now_ms) - t0))
+    why=
+    [ "$rc" -ne 0 ] || why="exit status 0"
+    [ -z "$why" ] && ! grep -Eq '^PE (0|2): round [0-9]+ failed: ' "$cdir/err" &&
+        why="no survivor saw its operation fail"
+    [ -z "$why" ] && ! grep -Eq "error: .*PE 1\b" "$cdir/err" && why="no error names PE 1"
     [ -z "$why" ] && [ $el -gt $((BOUND_S * 1000)) ] && why="took $el ms"
     [ -z "$why" ] && grep -q 'is wrong' "$cdir/err" && why="a survivor saw corrupt data"
     [ -z "$why" ] && why=$(leftovers $spid)
@@ -225,6 +260,6 @@ run_fault "TCP lane reset mid-transfer" "slices retried on the other lane, data 
     T_MAX_SIZE=1048576 T_NO_PTR=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_rma"
 
 echo "fault matrix:"
-printf '%-44s %-52s %s\n' "case" "expected" "result"
+printf '%-50s %-52s %s\n' "case" "expected" "result"
 cat "$table"
 finish
