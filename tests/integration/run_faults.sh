@@ -244,8 +244,9 @@ for tl in shm tcp; do
         '^ok: the heap ran out after [0-9]+ allocations.*guard intact' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_HEAP_SIZE=64M "$SYMRUN" -n 3 --timeout 60 \
         "$T/t_faults" heap
-    grep -q 'raise SYMRAIL_HEAP_SIZE' "$cdir/err" ||
-        record "heap exhaustion message, $tl" "the error says what to raise" "no such message"
+    why=
+    grep -q 'raise SYMRAIL_HEAP_SIZE' "$cdir/err" || why="no such message"
+    record "heap exhaustion message, $tl" "the error says what to raise" "$why"
     run_fault "notify receiver never consumes, $tl" "send fails ERR_TIMEOUT after 2 slots" 0 \
         '^ok: notify to a receiver that does not consume times out after 2 slots' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=1s \
@@ -257,6 +258,13 @@ done
 run_fault "TCP lane reset mid-transfer" "slices retried on the other lane, data verified" 0 \
     'slices retried on another lane' \
     env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_FAULT_CONN=0:20 T_EXPECT_RETRIES=1 \
+    T_MAX_SIZE=1048576 T_NO_PTR=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_rma"
+
+# The only lane reset: nothing to retry on, so the operation fails with an
+# error naming the peer and the test program ends the job.
+run_fault "TCP lane reset, the only lane" "the operation fails naming the peer, job ends" 1 \
+    'error: .* to PE [01] failed on lane 0' \
+    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=1 SYMRAIL_TCP_FAULT_CONN=0:20 \
     T_MAX_SIZE=1048576 T_NO_PTR=1 "$SYMRUN" -n 2 --timeout 120 "$T/t_rma"
 
 echo "fault matrix:"
