@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2154 # outdir, T, npass, nfail: lib.sh
 # The fault matrix: each case makes one fault happen to a running job and
 # asserts the documented outcome (exit status, message, how long it took),
 # then that nothing of the job is left: no process (each case marks its
@@ -78,7 +79,7 @@ new_case() {
 # wait_files DIR PREFIX N: until N files PREFIX.* exist while the job lives.
 wait_files() {
     i=0
-    while [ "$(ls "$1" 2>/dev/null | grep -c "^$2\.")" -lt "$3" ]; do
+    while [ "$(find "$1" -maxdepth 1 -name "$2.*" | wc -l)" -lt "$3" ]; do
         kill -0 "$spid" 2>/dev/null || return 1
         [ $i -ge 600 ] && return 1
         sleep 0.1

@@ -27,6 +27,8 @@ typedef struct {
     long fds, threads, maps, rss_kb, pin_kb;
 } t_res_t;
 
+static int t_me;  /* after a finalize symrail_my_pe() is -1 */
+
 static long status_kb(const char *key)
 {
     char line[256];
@@ -86,7 +88,7 @@ static void check(const char *what, long i, const t_res_t *base, const t_res_t *
     if (bad) {
         show("base", 0, base);
         show(what, i, now);
-        fprintf(stderr, "PE %d: FAIL: %s grew after %s %ld\n", symrail_my_pe(), bad, what, i);
+        fprintf(stderr, "PE %d: FAIL: %s grew after %s %ld\n", t_me, bad, what, i);
         fflush(stderr);
         _exit(1);
     }
@@ -190,6 +192,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     long count = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
     T_CHECK(symrail_init_status());
+    t_me = symrail_my_pe();
     if (strcmp(mode, "cycles") == 0)
         return cycles(count > 0 ? count : 50);
     if (strcmp(mode, "ops") == 0)
