@@ -182,6 +182,7 @@ symrail_status_t sr_boot_init(uint64_t timeout_ms, sr_boot_t **boot_p)
         goto err_free;
     }
     boot->pmix_up = 1;
+    sr_boot_leaving = 0;  /* set by an earlier client's finalize */
     /* A PE that never reaches init (it exited early, or hangs before it)
      * would keep the others in the fence for good: the operation timeout
      * bounds it, in the whole seconds PMIx counts. */

@@ -240,9 +240,10 @@ symrail_status_t sr_core_init(int thread_level)
     return SYMRAIL_OK;
 
 err_teardown:
+    /* The launcher's connection stays, as after a finalize: a PMIx client
+     * started again in one process loses its job data (PMIx_Get of its own
+     * local rank fails), and the next init may succeed. */
     sr_teardown();
-    sr_boot_fini(sr_rt.boot);
-    sr_rt.boot = NULL;
 err_env:
     sr_env_release(&sr_rt.env);
     sr_rt.my_pe = sr_rt.n_pes = -1;
