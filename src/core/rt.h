@@ -383,12 +383,10 @@ typedef struct {
     int         pe;
     const void *addr;
 } sr_wait_on_t;
-/* Waits until cond(arg) is true, progressing ctx (may be NULL).  timeout_ms
- * 0 means no limit.  A peer that is gone or unresponsive ends the wait with
- * SYMRAIL_ERR_PEER_GONE or SYMRAIL_ERR_PEER_UNRESPONSIVE: any peer under
- * SYMRAIL_ON_PEER_FAILURE=abort; under report the peer waited on, or for
- * SR_WAIT_PE_ANY one whose state changed during the wait.  Messages name
- * what `on` says. */
+/* Waits until cond(arg) is true, progressing ctx (may be NULL); timeout_ms
+ * 0: no limit.  A peer gone or unresponsive ends it (PEER_GONE, _UNRESPONSIVE):
+ * any peer under SYMRAIL_ON_PEER_FAILURE=abort; under report the peer waited
+ * on, or for SR_WAIT_PE_ANY one whose state changed during the wait. */
 symrail_status_t sr_wait_on(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
                             uint64_t timeout_ms, const sr_wait_on_t *on);
 static inline symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg,
