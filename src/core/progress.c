@@ -183,7 +183,8 @@ static int sr_wait_peer_ends(const sr_wait_on_t *on, int bad, uint64_t *gen0_p,
     uint64_t gen = __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
     if (gen == *gen0_p)
         return -1;
-    for (int pe = 0; pe < sr_rt.n_max; pe++) {
+    /* The job's PEs: a connected peer that leaves is no failure of the job. */
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
         if (__atomic_load_n(&sr_rt.peers[pe].state_gen, __ATOMIC_ACQUIRE) > *gen0_p &&
             (*st_p = sr_peer_state_status(pe)) != SYMRAIL_OK)
             return pe;
