@@ -408,6 +408,8 @@ typedef struct {
     uint64_t stalls;            /* times a transport had no room and the caller progressed */
     uint64_t qp_full;           /* ... because a queue pair had SYMRAIL_IB_MAX_WR outstanding */
     uint64_t cq_full;           /* ... because a completion queue was full */
+    uint64_t peers_suspect;     /* times a peer became suspect (symrail_peer_state) */
+    uint64_t peers_failed;      /* peers that failed */
     uint32_t nrails;
     struct {
         char     name[32];      /* device:port */
@@ -418,6 +420,33 @@ typedef struct {
 
 /* This PE's counters since init. */
 symrail_status_t symrail_stats(symrail_stats_t *stats_p);
+
+/* ---- peer state and failure policy ----------------------------------------- */
+/* What this PE knows of another, kept by the library's liveness checks
+ * (GPI-2's state vector).  SUSPECT: alive as far as we know, but stopped or
+ * silent for SYMRAIL_OP_TIMEOUT; it becomes OK again when the peer answers.
+ * FAILED: its process is gone or its connection was lost, for good.  Each
+ * change is logged once (warn; back to OK at info) with its cause.
+ *
+ * SYMRAIL_ON_PEER_FAILURE says what a failure does.  abort (the default,
+ * OpenSHMEM's semantics): the launcher ends the job naming the PE, and a
+ * wait of any PE that notices first fails.  report (serving engines): the
+ * job goes on; calls to a FAILED peer return SYMRAIL_ERR_PEER_GONE at once,
+ * a wait on a peer ends when that peer becomes SUSPECT or FAILED (within
+ * SYMRAIL_OP_TIMEOUT), collectives whose team includes a FAILED PE fail
+ * with SYMRAIL_ERR_PEER_GONE, and a wait that names no peer (signal and
+ * notification waits) fails only when a peer fails while it waits; the
+ * other peers keep working.  finalize then waits for no FAILED PE. */
+typedef enum {
+    SYMRAIL_PEER_OK      = 0,
+    SYMRAIL_PEER_SUSPECT = 1,
+    SYMRAIL_PEER_FAILED  = 2,
+} symrail_peer_state_t;
+/* The state of `pe` (a PE of the job or a connected peer), looked at now. */
+symrail_status_t symrail_peer_state(int pe, symrail_peer_state_t *state_p);
+/* The state of every PE of the job: states_p has symrail_n_pes() entries.
+ * *nbad_p (may be NULL) receives how many are not OK. */
+symrail_status_t symrail_peer_states(symrail_peer_state_t *states_p, int *nbad_p);
 
 /* ---- independent jobs ------------------------------------------------------ */
 /* Processes that were not launched together (two jobs, or singletons)

@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -55,7 +56,10 @@ static void sr_symrun_usage(FILE *f)
           "Signals INT, TERM and HUP are forwarded to all ranks; ranks still alive\n"
           "after a grace period (SYMRUN_GRACE_MS, default 2000 ms) are killed.\n"
           "When a rank fails, the others are stopped the same way and symrun\n"
-          "exits with that rank's status (128+N for signal N).\n"
+          "exits with that rank's status (128+N for signal N).  With\n"
+          "SYMRAIL_ON_PEER_FAILURE=report in its environment, a rank that fails\n"
+          "after it started PMIx ends alone: the others go on, and symrun exits\n"
+          "with the first failed rank's status once they are done.\n"
           "\n"
           "Each rank gets SYMRAIL_JOB_SECRET, a random key shared by the job,\n"
           "unless it is already set.\n"
@@ -388,6 +392,10 @@ static int sr_symrun_read_env_settings(sr_symrun_job_t *job)
     const char *s;
 
     job->grace_ms = SR_SYMRUN_DEFAULT_GRACE_MS;
+    /* The ranks' own setting: with it they go on without a failed rank,
+     * and so do we. */
+    s = getenv("SYMRAIL_ON_PEER_FAILURE");
+    job->keep_going = s != NULL && strcasecmp(s, "report") == 0;
     s = getenv("SYMRUN_GRACE_MS");
     if (s != NULL && s[0] != '\0' &&
         sr_symrun_args_parse_grace(s, &job->grace_ms) != 0) {

@@ -122,6 +122,7 @@ typedef struct {
 
     bool stopping;
     bool killed;
+    bool keep_going; /* SYMRAIL_ON_PEER_FAILURE=report: a rank's failure ends it alone */
     int64_t kill_deadline;
     int64_t drain_deadline;
     int64_t timeout_deadline;

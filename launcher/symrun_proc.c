@@ -256,6 +256,24 @@ static void sr_symrun_name_absent(sr_symrun_job_t *job)
     }
 }
 
+/* Under SYMRAIL_ON_PEER_FAILURE=report the ranks go on without one that
+ * failed once it was up (they notice it themselves); one that failed
+ * before is likely what the others wait for in init. */
+static const char *sr_symrun_goes_on(const sr_symrun_job_t *job, const sr_symrun_rank_t *rank)
+{
+    if (job->keep_going && rank->pmix_state != SR_SYMRUN_PMIX_NONE && job->nlive > 0)
+        return "; the others go on (SYMRAIL_ON_PEER_FAILURE=report)";
+    return "";
+}
+
+static void sr_symrun_failed(sr_symrun_job_t *job, const sr_symrun_rank_t *rank)
+{
+    if (*sr_symrun_goes_on(job, rank))
+        return;
+    sr_symrun_name_absent(job);
+    sr_symrun_stop(job, SIGTERM);
+}
+
 static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
 {
     sr_symrun_rank_t *rank = &job->ranks[r];
@@ -280,20 +298,18 @@ static void sr_symrun_rank_exited(sr_symrun_job_t *job, int r, int status)
         job->nunfinished++;
         sr_symrun_check_waiting(job);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "symrun: rank %d (pid %ld) exited with status %d\n", r,
-                (long)rank->pid, WEXITSTATUS(status));
+        fprintf(stderr, "symrun: rank %d (pid %ld) exited with status %d%s\n", r,
+                (long)rank->pid, WEXITSTATUS(status), sr_symrun_goes_on(job, rank));
         sr_symrun_decide(job, WEXITSTATUS(status));
-        sr_symrun_name_absent(job);
-        sr_symrun_stop(job, SIGTERM);
+        sr_symrun_failed(job, rank);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
 
-        fprintf(stderr, "symrun: rank %d (pid %ld) killed by signal %d (%s)\n",
-                r, (long)rank->pid, sig, sr_symrun_signame(sig, name,
-                                                            sizeof(name)));
+        fprintf(stderr, "symrun: rank %d (pid %ld) killed by signal %d (%s)%s\n",
+                r, (long)rank->pid, sig, sr_symrun_signame(sig, name, sizeof(name)),
+                sr_symrun_goes_on(job, rank));
         sr_symrun_decide(job, 128 + sig);
-        sr_symrun_name_absent(job);
-        sr_symrun_stop(job, SIGTERM);
+        sr_symrun_failed(job, rank);
     }
 }
 

@@ -22,7 +22,8 @@ from .errors import *  # noqa: F401,F403  (the exception classes)
 from .errors import SymrailError, error_for
 from ._lib import path as library_path, strerror
 from .runtime import (HeapBuffer, Runtime, barrier, fence, finalize, get, init,
-                      initialized, malloc, my_pe, n_pes, put, quiet, stats, sync_all, version)
+                      initialized, malloc, my_pe, n_pes, peer_state, peer_states, put, quiet,
+                      stats, sync_all, version)
 from .segment import (RemoteSegment, Segment, seg_alloc, seg_import, seg_lookup,
                       seg_register, seg_unpublish)
 from .batch import Batch, TaskStatus

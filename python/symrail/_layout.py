@@ -51,6 +51,12 @@ TASK_DONE = 1
 TASK_FAILED = 2
 TASK_STATE_NAME = {TASK_PENDING: "PENDING", TASK_DONE: "DONE", TASK_FAILED: "FAILED"}
 
+# symrail_peer_state_t
+PEER_OK = 0
+PEER_SUSPECT = 1
+PEER_FAILED = 2
+PEER_STATE_NAME = {PEER_OK: "OK", PEER_SUSPECT: "SUSPECT", PEER_FAILED: "FAILED"}
+
 # Thread levels
 THREAD_SINGLE = 0
 THREAD_FUNNELED = 1
@@ -83,7 +89,7 @@ STATS_COUNTERS = (
     "atomics", "signals", "notify_sent", "notify_recv",
     "quiets", "barriers", "sleeps",
     "slices_posted", "completions", "retries", "repairs",
-    "stalls", "qp_full", "cq_full",
+    "stalls", "qp_full", "cq_full", "peers_suspect", "peers_failed",
 )
 
 
@@ -105,6 +111,7 @@ def c_facts():
         "sizeof(symrail_notify_t)": ctypes.sizeof(notify_t),
         "sizeof(symrail_stats_t)": ctypes.sizeof(stats_t),
         "sizeof(symrail_status_t)": ctypes.sizeof(status_t),
+        "sizeof(symrail_peer_state_t)": ctypes.sizeof(ctypes.c_int),
         "SYMRAIL_NOTIFY_MAX_PAYLOAD": NOTIFY_MAX_PAYLOAD,
         "SYMRAIL_NOTIFY_TAG_RESERVED": NOTIFY_TAG_RESERVED,
         "SYMRAIL_SEG_DESC_MAX": SEG_DESC_MAX,
@@ -118,6 +125,9 @@ def c_facts():
         "SYMRAIL_TASK_DONE": TASK_DONE,
         "SYMRAIL_TASK_FAILED": TASK_FAILED,
         "SYMRAIL_THREAD_MULTIPLE": THREAD_MULTIPLE,
+        "SYMRAIL_PEER_OK": PEER_OK,
+        "SYMRAIL_PEER_SUSPECT": PEER_SUSPECT,
+        "SYMRAIL_PEER_FAILED": PEER_FAILED,
     }
     for st, prefix in ((notify_t, "symrail_notify_t"), (stats_t, "symrail_stats_t")):
         for name, _ in st._fields_:

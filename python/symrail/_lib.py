@@ -126,6 +126,8 @@ PROTOS = {
     "symrail_batch_reset": (_st, [_p]),
     "symrail_batch_free": (_st, [_p]),
     "symrail_stats": (_st, [ctypes.POINTER(L.stats_t)]),
+    "symrail_peer_state": (_st, [_int, ctypes.POINTER(_int)]),
+    "symrail_peer_states": (_st, [ctypes.POINTER(_int), ctypes.POINTER(_int)]),
     "symrail_endpoint_export": (_st, [_p, _szp]),
     "symrail_endpoint_connect": (_st, [_p, _sz, ctypes.POINTER(_int)]),
     "symrail_endpoint_accept": (_st, [_int, ctypes.POINTER(_int)]),

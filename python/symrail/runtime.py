@@ -215,3 +215,19 @@ def stats():
     d["rails"] = [{"name": r.name.decode(errors="replace"), "bytes": r.bytes,
                    "slices": r.slices} for r in s.rails[:min(s.nrails, L.STATS_MAX_RAILS)]]
     return d
+
+
+def peer_state(pe):
+    """What this PE knows of `pe`, looked at now: "OK", "SUSPECT" (stopped or
+    silent for SYMRAIL_OP_TIMEOUT) or "FAILED" (gone, for good)."""
+    s = ctypes.c_int(-1)
+    call("symrail_peer_state", int(pe), ctypes.byref(s))
+    return L.PEER_STATE_NAME[s.value]
+
+
+def peer_states():
+    """The state of every PE of the job, a list indexed by PE."""
+    n = n_pes()
+    states = (ctypes.c_int * max(n, 1))()
+    call("symrail_peer_states", states, None)
+    return [L.PEER_STATE_NAME[states[i]] for i in range(n)]

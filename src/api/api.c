@@ -362,3 +362,48 @@ symrail_status_t symrail_stats(symrail_stats_t *stats_p)
     sr_stats_collect(stats_p);
     return SYMRAIL_OK;
 }
+
+/* ---- peer state ------------------------------------------------------------------------ */
+
+static symrail_peer_state_t sr_api_peer_state(int pe, uint64_t now)
+{
+    /* Whatever progress owes us first: a connection that closed says so
+     * only when its transport runs. */
+    (void)sr_peer_alive(pe, now);
+    return (symrail_peer_state_t)__atomic_load_n(&sr_rt.peers[pe].state, __ATOMIC_ACQUIRE);
+}
+
+symrail_status_t symrail_peer_state(int pe, symrail_peer_state_t *state_p)
+{
+    const char *fn = "symrail_peer_state";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (!sr_api_peer_ok(fn, pe))
+        return SYMRAIL_ERR_INVALID;
+    if (state_p == NULL) {
+        sr_error("%s: state_p is NULL", fn);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_progress(NULL);
+    *state_p = sr_api_peer_state(pe, sr_time_ns());
+    return SYMRAIL_OK;
+}
+
+symrail_status_t symrail_peer_states(symrail_peer_state_t *states_p, int *nbad_p)
+{
+    const char *fn = "symrail_peer_states";
+    SR_API_UP(fn, SYMRAIL_ERR_INVALID);
+    if (states_p == NULL) {
+        sr_error("%s: states_p is NULL", fn);
+        return SYMRAIL_ERR_INVALID;
+    }
+    sr_progress(NULL);
+    uint64_t now = sr_time_ns();
+    int nbad = 0;
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
+        states_p[pe] = sr_api_peer_state(pe, now);
+        nbad += states_p[pe] != SYMRAIL_PEER_OK;
+    }
+    if (nbad_p)
+        *nbad_p = nbad;
+    return SYMRAIL_OK;
+}

@@ -90,7 +90,7 @@ static symrail_status_t sr_amo_post(sr_amo_post_t *a)
     if (sr_likely(sr_amo_try(a)))
         return SYMRAIL_OK;
     a->ctx->stats.backpressure_stalls++;
-    return sr_wait(a->ctx, sr_amo_try, a, 0, sr_rt.env.op_timeout, "atomic");
+    return sr_wait_pe(a->ctx, sr_amo_try, a, 0, sr_rt.env.op_timeout, "atomic", a->pe);
 }
 
 /* Where the transport puts the old value: nowhere when nobody wants it and
@@ -122,7 +122,7 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
     st = a.st;
     if (st == SR_TL_INPROGRESS) {
         req->remaining++;
-        st = sr_req_wait(req, "atomic");
+        st = sr_req_wait_pe(req, "atomic", pe);
         if (st == SYMRAIL_ERR_TIMEOUT || st == SYMRAIL_ERR_PEER_GONE ||
             st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
             goto out;  /* the wait said so */
@@ -141,6 +141,8 @@ symrail_status_t sr_amo(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64_t o
 {
     sr_peer_t *peer = &sr_rt.peers[pe];
     ctx->stats.atomics++;
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;  /* its change of state was logged */
     /* Load/store peers answer at once, into the caller's result. */
     if (peer->amo_direct) {
         if (sr_likely(!(roff & SR_DATA_BIT)))
@@ -183,6 +185,8 @@ symrail_status_t sr_amo_nbi(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64
     uint64_t old;
     symrail_status_t st;
     ctx->stats.atomics++;
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;
     if (peer->amo_direct) {
         st = peer->ops->atomic(peer->ep, 0, op, SR_OFF_REGION(roff), SR_OFF_IN(roff), operand,
                                compare, &old, NULL);
@@ -233,6 +237,8 @@ symrail_status_t sr_amo_set_own(sr_ctx_t *ctx, uint64_t roff, uint64_t value, in
 {
     sr_peer_t *peer = &sr_rt.peers[pe];
     ctx->stats.atomics++;
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;
     if (peer->immediate)
         return peer->ops->atomic(peer->ep, 0, SR_TL_AMO_SET, SR_OFF_REGION(roff),
                                  SR_OFF_IN(roff), value, 0, NULL, NULL);
@@ -283,7 +289,7 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
     peer->ops->ep_post_end(peer->ep);
     if (sst == SR_TL_INPROGRESS)
         req->remaining++;
-    symrail_status_t wst = sr_req_wait(req, "put_signal");
+    symrail_status_t wst = sr_req_wait_pe(req, "put_signal", pe);
     sr_req_put(req);
     if (sst == SYMRAIL_ERR_AGAIN && wst == SYMRAIL_OK) {
         /* No room for the signal: the data must be there before it goes. */
@@ -308,6 +314,8 @@ symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, si
     sr_cpeer_t *cp = &ctx->peers[pe];
     symrail_status_t st;
     ctx->stats.signals++;
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;
     if (op == SR_TL_AMO_SET && peer->ordered && peer->local_comp && len <= peer->slice &&
         peer->amo_ep == NULL) {
         st = sr_put_signal_write(ctx, peer, pe, src, roff, len, sig_off, value);
@@ -334,7 +342,7 @@ symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, si
             int signalled = st == SYMRAIL_OK || st == SR_TL_INPROGRESS;
             req->remaining += st == SR_TL_INPROGRESS;
             ctx->stats.atomics += signalled;
-            symrail_status_t wst = sr_req_wait(req, "put_signal");
+            symrail_status_t wst = sr_req_wait_pe(req, "put_signal", pe);
             sr_req_put(req);
             if (wst == SYMRAIL_OK) {
                 if (signalled)

@@ -29,6 +29,9 @@ symrail_status_t sr_cop_begin(const char *fn, sr_team_t *team, sr_cop_t *cop)
         sr_error("%s: PE %d is not a member of team %p", fn, sr_rt.my_pe, (void *)team);
         return SYMRAIL_ERR_INVALID;
     }
+    symrail_status_t st = sr_peers_members_ok(fn, team->world, 0, 0, team->size);
+    if (st != SYMRAIL_OK)
+        return st;
     cop->t = team;
     cop->p = team->priv;
     cop->ctx = sr_team_ctx(team);

@@ -59,6 +59,9 @@ static symrail_status_t sr_aset_begin(const char *fn, int start, int logstride, 
         sr_error("%s: pSync %p is not aligned to 8 bytes", fn, (void *)psync);
         return SYMRAIL_ERR_INVALID;
     }
+    symrail_status_t st = sr_peers_members_ok(fn, NULL, start, 1 << logstride, size);
+    if (st != SYMRAIL_OK)
+        return st;
     if (sr_team_aset_ctx() == NULL)
         return SYMRAIL_ERR_NOMEM;
     *a = (sr_aset_t){ fn, sr_team_aset_ctx(), start, logstride, size, d >> logstride, off, psync };
@@ -112,7 +115,8 @@ static symrail_status_t sr_as_wait(sr_aset_t *a, int idx, int shift, uint64_t ma
     sr_fwait_t f = { (const uint64_t *)(const void *)(a->psync + idx), shift, mask, want };
     if (sr_field_ready(&f))
         return SYMRAIL_OK;
-    return sr_wait(a->ctx, sr_field_ready, &f, SR_WAIT_REMOTE, sr_rt.env.op_timeout, a->fn);
+    sr_wait_on_t on = { a->fn, SR_WAIT_PE_ANY, f.w };
+    return sr_wait_on(a->ctx, sr_field_ready, &f, SR_WAIT_REMOTE, sr_rt.env.op_timeout, &on);
 }
 
 static symrail_status_t sr_as_add(sr_aset_t *a, int idx, uint64_t v, int member)

@@ -119,8 +119,9 @@ symrail_status_t sr_cop_wait(sr_cop_t *cop, int m, sr_cond_fn_t cond, void *arg)
 {
     uint64_t start = sr_time_ns(), limit = sr_rt.env.op_timeout;
     for (;;) {
-        symrail_status_t st = sr_wait(cop->ctx, cond, arg, SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT,
-                                      SR_COP_PROBE_MS, cop->fn);
+        symrail_status_t st = sr_wait_pe(cop->ctx, cond, arg,
+                                         SR_WAIT_REMOTE | SR_WAIT_USER_TIMEOUT, SR_COP_PROBE_MS,
+                                         cop->fn, cop->t->world[m]);
         if (st != SYMRAIL_ERR_TIMEOUT)
             return st;
         if ((st = sr_cop_check(cop, m, 1)) != SYMRAIL_OK)

@@ -291,8 +291,8 @@ static int sr_ep_acked(void *arg)
 static symrail_status_t sr_ep_await_ack(const char *fn, int pe, uint32_t conn_id)
 {
     sr_ep_peer_t *p = sr_ep_of(pe);
-    symrail_status_t st = sr_wait(NULL, sr_ep_acked, (void *)(intptr_t)pe, SR_WAIT_REMOTE,
-                                  sr_rt.env.op_timeout, fn);
+    symrail_status_t st = sr_wait_pe(NULL, sr_ep_acked, (void *)(intptr_t)pe, SR_WAIT_REMOTE,
+                                     sr_rt.env.op_timeout, fn, pe);
     pthread_mutex_lock(&sr_ep_lock);
     sr_ep_hdr_t h = { 0 };
     if (st == SYMRAIL_OK && !__atomic_load_n(&p->acked, __ATOMIC_ACQUIRE)) {

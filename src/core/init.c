@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 
@@ -184,6 +185,9 @@ symrail_status_t sr_core_init(int thread_level)
     sr_rt.thread_level = thread_level;
     sr_rt.mt = thread_level == SYMRAIL_THREAD_MULTIPLE;
     sr_rt.oversubscribed = sr_oversubscribed(bi);
+    sr_rt.report = strcasecmp(sr_rt.env.on_peer_failure, "report") == 0;
+    sr_rt.peer_events = sr_rt.peers_suspect = sr_rt.peers_failed = 0;
+    sr_rt.peers_down = 0;
     sr_rt.live_last = sr_time_ns();  /* a first look long after this is a gap */
 
     /* Room for connected peers from the start: nothing moves while other
@@ -273,6 +277,8 @@ void sr_stats_collect(symrail_stats_t *st)
     st->sleeps = s->waits_slept;
     st->stalls = s->backpressure_stalls;
     st->retries = s->retries;
+    st->peers_suspect = __atomic_load_n(&sr_rt.peers_suspect, __ATOMIC_RELAXED);
+    st->peers_failed = __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED);
     for (int i = 0; i < sr_rt.ntls; i++)
         sr_rt.tls[i].ops->stats(sr_rt.tls[i].tl, st);
 }
@@ -316,9 +322,21 @@ symrail_status_t sr_core_finalize(void)
         if (st == SYMRAIL_OK)
             st = qst;
     }
-    symrail_status_t bst = sr_barrier();
+    /* A job that goes on without its failed PEs ends without them too (the
+     * others cannot wait for them); one that fails during this barrier
+     * fails it, logged. */
+    int without = sr_rt.report && __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED) != 0;
+    symrail_status_t bst = without ? SYMRAIL_ERR_PEER_GONE : sr_barrier();
     if (bst == SYMRAIL_ERR_MISMATCH)
         return bst;  /* a peer is in another collective call: the caller ends the job */
+    if (sr_rt.report && bst == SYMRAIL_ERR_PEER_GONE &&
+        __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED) != 0) {
+        sr_info("finalize: without the %llu failed PE(s) (SYMRAIL_ON_PEER_FAILURE=report)",
+                (unsigned long long)__atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED));
+        bst = SYMRAIL_OK;
+        if (st == SYMRAIL_ERR_PEER_GONE)
+            st = SYMRAIL_OK;
+    }
     if (st == SYMRAIL_OK)
         st = bst;
     if (sr_rt.env.stats)

@@ -37,13 +37,15 @@ static char sr_pid_state(int pid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
-symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
+/* What a look at pe finds, and why (for the log). */
+static symrail_status_t sr_peer_look(int pe, uint64_t now_ns, const char **cause_p)
 {
     sr_peer_t *p = &sr_rt.peers[pe];
     uint64_t limit = sr_rt.env.op_timeout * 1000000ull;
     if (pe == sr_rt.my_pe || p->ep == NULL)
         return SYMRAIL_OK;
     if (p->is_local && sr_rt.pids[pe] > 0) {
+        *cause_p = "its process is gone";
         if (!sr_pid_alive(sr_rt.pids[pe]))
             return SYMRAIL_ERR_PEER_GONE;
         char state = sr_pid_state(sr_rt.pids[pe]);
@@ -55,12 +57,14 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
             uint64_t since = __atomic_load_n(&p->stopped_since, __ATOMIC_RELAXED);
             if (since == 0)
                 __atomic_store_n(&p->stopped_since, since = now_ns, __ATOMIC_RELAXED);
+            *cause_p = "its process is stopped";
             if (limit && now_ns - since >= limit)
                 return SYMRAIL_ERR_PEER_UNRESPONSIVE;
         } else {
             __atomic_store_n(&p->stopped_since, 0, __ATOMIC_RELAXED);
         }
     }
+    *cause_p = "its connection is lost";
     if (p->ops->ep_check(p->ep) == SYMRAIL_ERR_PEER_GONE)
         return SYMRAIL_ERR_PEER_GONE;
     uint64_t heard = p->ops->ep_heard(p->ep);
@@ -73,8 +77,72 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     uint64_t beat = sr_rt.env.heartbeat * 1000000ull;
     if (beat > limit / 4)
         beat = limit / 4;
+    *cause_p = "nothing heard from it";
     if (heard && limit && now_ns > heard && now_ns - heard >= limit + beat)
         return SYMRAIL_ERR_PEER_UNRESPONSIVE;
+    return SYMRAIL_OK;
+}
+
+/*
+ * One change of pe's state, logged by the thread that makes it.  FAILED is
+ * for good: a process that is gone does not come back under its number
+ * (rejoining would take new endpoints).
+ */
+static void sr_peer_state_set(int pe, int to, const char *cause)
+{
+    sr_peer_t *p = &sr_rt.peers[pe];
+    uint8_t from = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+    do {
+        if (from == to || from == SYMRAIL_PEER_FAILED)
+            return;
+    } while (!__atomic_compare_exchange_n(&p->state, &from, (uint8_t)to, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED));
+    __atomic_store_n(&p->state_gen, __atomic_add_fetch(&sr_rt.peer_events, 1, __ATOMIC_ACQ_REL),
+                     __ATOMIC_RELEASE);
+    if (from == SYMRAIL_PEER_OK)
+        __atomic_fetch_add(&sr_rt.peers_down, 1, __ATOMIC_ACQ_REL);
+    else if (to == SYMRAIL_PEER_OK)
+        __atomic_fetch_sub(&sr_rt.peers_down, 1, __ATOMIC_ACQ_REL);
+    if (to == SYMRAIL_PEER_FAILED) {
+        __atomic_fetch_add(&sr_rt.peers_failed, 1, __ATOMIC_RELAXED);
+        sr_warn("PE %d (pid %d) failed: %s%s", pe, sr_rt.pids[pe], cause,
+                sr_rt.report ? "; calls to it return an error (SYMRAIL_ON_PEER_FAILURE=report)"
+                             : "");
+    } else if (to == SYMRAIL_PEER_SUSPECT) {
+        __atomic_fetch_add(&sr_rt.peers_suspect, 1, __ATOMIC_RELAXED);
+        sr_warn("PE %d (pid %d) is suspect: %s for over %llu ms (SYMRAIL_OP_TIMEOUT)", pe,
+                sr_rt.pids[pe], cause, (unsigned long long)sr_rt.env.op_timeout);
+    } else {
+        sr_info("PE %d (pid %d) answers again", pe, sr_rt.pids[pe]);
+    }
+}
+
+symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
+{
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;
+    const char *cause = "";
+    symrail_status_t st = sr_peer_look(pe, now_ns, &cause);
+    sr_peer_state_set(pe,
+                      st == SYMRAIL_ERR_PEER_GONE           ? SYMRAIL_PEER_FAILED
+                      : st == SYMRAIL_ERR_PEER_UNRESPONSIVE ? SYMRAIL_PEER_SUSPECT
+                                                            : SYMRAIL_PEER_OK,
+                      cause);
+    return st;
+}
+
+symrail_status_t sr_peers_members_ok(const char *fn, const int *world, int start, int stride,
+                                     int n)
+{
+    if (sr_likely(__atomic_load_n(&sr_rt.peers_down, __ATOMIC_RELAXED) == 0))
+        return SYMRAIL_OK;
+    for (int i = 0; i < n; i++) {
+        int pe = world ? world[i] : start + i * stride;
+        if (sr_peer_failed(pe)) {
+            sr_error("%s: PE %d of the team has failed: the collective cannot complete", fn, pe);
+            return SYMRAIL_ERR_PEER_GONE;
+        }
+    }
     return SYMRAIL_OK;
 }
 
@@ -100,8 +168,22 @@ int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p)
     return -1;
 }
 
-void sr_peer_fail_log(const char *what, int pe, symrail_status_t st)
+const char *sr_wait_on_name(const sr_wait_on_t *on, char *buf, size_t len)
 {
+    int n = snprintf(buf, len, "%s", on->what);
+    if (on->pe >= 0 && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, ", waiting on PE %d", on->pe);
+    if (on->addr && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "%s word %p%s",
+                      on->pe >= 0 ? " for" : ", waiting on", on->addr,
+                      sr_data_contains(on->addr) ? " (data segment)" : "");
+    return buf;
+}
+
+void sr_peer_fail_log(const sr_wait_on_t *on, int pe, symrail_status_t st)
+{
+    char what[192];
+    sr_wait_on_name(on, what, sizeof(what));
     if (st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
         sr_error("%s: PE %d (pid %d) is unresponsive: no sign of life for over %llu ms "
                  "(SYMRAIL_OP_TIMEOUT)", what, pe, sr_rt.pids[pe],

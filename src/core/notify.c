@@ -161,6 +161,8 @@ symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t statu
 {
     if (pe < 0 || pe >= sr_ntx_n || len > SYMRAIL_NOTIFY_MAX_PAYLOAD || (len && !payload))
         return SYMRAIL_ERR_INVALID;
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;  /* its change of state was logged */
     sr_notify_tx_t *tx = &sr_ntx[pe];
     if (sr_rt.mt) {
         if (!blocking && pthread_mutex_trylock(&tx->lock) != 0)
@@ -186,8 +188,8 @@ symrail_status_t sr_notify_send_msg(int pe, uint32_t tag, symrail_status_t statu
             snprintf(what, sizeof(what), "notify_send to PE %d (its slots are full)", pe);
             __atomic_fetch_add(&sr_rt.notify_stalls, 1, __ATOMIC_RELAXED);
             tx->waiting = !sr_rt.mt;
-            st = sr_wait(NULL, sr_notify_try, &t, SR_WAIT_USER_TIMEOUT, sr_rt.env.op_timeout,
-                         what);
+            st = sr_wait_pe(NULL, sr_notify_try, &t, SR_WAIT_USER_TIMEOUT,
+                            sr_rt.env.op_timeout, what, pe);
             tx->waiting = 0;
             if (st == SYMRAIL_ERR_TIMEOUT && (!t.started || tx->off == 0))
                 sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT)", what,

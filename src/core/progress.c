@@ -159,8 +159,42 @@ void sr_wait_setup(void)
         sr_rt.spin_ns = sr_rt.env.spin_us * 1000u;
 }
 
-symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
-                         uint64_t timeout_ms, const char *what)
+/*
+ * Which peer, if any, a look at the peers says ends the wait.  Under abort
+ * any peer that is gone or unresponsive does (the job ends anyway).  Under
+ * report the job goes on without it: a wait on one peer ends for that peer
+ * only, and a wait that cannot name its peer for a peer whose state changed
+ * since the wait began (it may have been the one that was to answer), but
+ * not for one that had failed before: other peers keep working.
+ */
+static int sr_wait_peer_ends(const sr_wait_on_t *on, int bad, uint64_t *gen0_p,
+                             symrail_status_t *st_p)
+{
+    if (!sr_rt.report)
+        return bad;
+    if (on->pe >= 0) {
+        if (on->pe >= sr_rt.n_max)
+            return -1;
+        if (on->pe != bad)
+            (void)sr_peer_alive(on->pe, sr_time_ns());
+        *st_p = sr_peer_state_status(on->pe);
+        return *st_p != SYMRAIL_OK ? on->pe : -1;
+    }
+    uint64_t gen = __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
+    if (gen == *gen0_p)
+        return -1;
+    /* The job's PEs: a connected peer that leaves is no failure of the job. */
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
+        if (__atomic_load_n(&sr_rt.peers[pe].state_gen, __ATOMIC_ACQUIRE) > *gen0_p &&
+            (*st_p = sr_peer_state_status(pe)) != SYMRAIL_OK)
+            return pe;
+    }
+    *gen0_p = gen;  /* only peers that came back: none to look at again */
+    return -1;
+}
+
+symrail_status_t sr_wait_on(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
+                            uint64_t timeout_ms, const sr_wait_on_t *on)
 {
     uint64_t spins = sr_rt.env.spin_count;
     uint64_t start = 0, next_check = 0, backoff = 1000;
@@ -170,6 +204,7 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
 
     start = sr_time_ns();
     next_check = start + SR_WAIT_SLICE_NS;
+    uint64_t gen0 = __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
     for (;;) {
         sr_progress(ctx);
         if (cond(arg))
@@ -210,20 +245,22 @@ symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned f
             symrail_status_t pst = SYMRAIL_OK;
             next_check = now + SR_WAIT_SLICE_NS;
             int bad = sr_wait_peers_check(now, &pst);
+            bad = sr_wait_peer_ends(on, bad, &gen0, &pst);
             if (bad >= 0) {
                 /* A peer writes everything it owes us before it exits. */
                 sr_progress(ctx);
                 if (cond(arg))
                     return SYMRAIL_OK;
-                sr_peer_fail_log(what, bad, pst);
+                sr_peer_fail_log(on, bad, pst);
                 return pst;
             }
         }
         if (timeout_ms && now - start >= timeout_ms * 1000000ull) {
             if (flags & SR_WAIT_USER_TIMEOUT)
                 return SYMRAIL_ERR_TIMEOUT;
-            sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT)", what,
-                     (unsigned long long)timeout_ms);
+            char what[192];
+            sr_error("%s: no progress for %llu ms (SYMRAIL_OP_TIMEOUT)",
+                     sr_wait_on_name(on, what, sizeof(what)), (unsigned long long)timeout_ms);
             return SYMRAIL_ERR_TIMEOUT;
         }
     }

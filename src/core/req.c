@@ -68,9 +68,14 @@ static int sr_req_idle(void *arg)
 
 symrail_status_t sr_req_wait(sr_req_t *req, const char *what)
 {
+    return sr_req_wait_pe(req, what, SR_WAIT_PE_ANY);
+}
+
+symrail_status_t sr_req_wait_pe(sr_req_t *req, const char *what, int pe)
+{
     symrail_status_t st = SYMRAIL_OK;
     if (req->remaining)
-        st = sr_wait(req->op.ctx, sr_req_idle, req, 0, sr_rt.env.op_timeout, what);
+        st = sr_wait_pe(req->op.ctx, sr_req_idle, req, 0, sr_rt.env.op_timeout, what, pe);
     if (st == SYMRAIL_OK)
         st = req->status;
     req->status = SYMRAIL_OK;

@@ -333,16 +333,17 @@ static symrail_status_t sr_slice_start(sr_slice_t *s, symrail_status_t st)
     peer->ops->ep_post_end(peer->ep);
     sr_post_retry_t p = { s, 0 };
     s->op.ctx->stats.backpressure_stalls++;
-    st = sr_wait(s->op.ctx, sr_post_retry, &p, 0, sr_rt.env.op_timeout, s->is_put ? "put" : "get");
+    st = sr_wait_pe(s->op.ctx, sr_post_retry, &p, 0, sr_rt.env.op_timeout,
+                    s->is_put ? "put" : "get", s->pe);
     if (st != SYMRAIL_OK)
         sr_slice_finish(s, st);
     return st;
 }
 
-static symrail_status_t sr_rma_wait(sr_req_t *req, int is_put, symrail_status_t st)
+static symrail_status_t sr_rma_wait(sr_req_t *req, int is_put, int pe, symrail_status_t st)
 {
     /* Slices already posted must finish before the caller's buffer is reused. */
-    symrail_status_t wst = sr_req_wait(req, is_put ? "put" : "get");
+    symrail_status_t wst = sr_req_wait_pe(req, is_put ? "put" : "get", pe);
     sr_req_put(req);
     return st == SYMRAIL_OK ? wst : st;
 }
@@ -364,7 +365,7 @@ static __attribute__((noinline)) symrail_status_t sr_rma_one_slow(sr_slice_t *s,
     s->req = req;
     req->remaining++;
     st = sr_slice_start(s, st);
-    return blocking ? sr_rma_wait(req, s->is_put, st) : st;
+    return blocking ? sr_rma_wait(req, s->is_put, s->pe, st) : st;
 }
 
 /* Posts every slice of a transfer, counted in req (waiting for room where
@@ -412,7 +413,7 @@ static __attribute__((noinline)) symrail_status_t sr_rma_sliced(sr_ctx_t *ctx, i
             return SYMRAIL_ERR_NOMEM;
     }
     symrail_status_t st = sr_rma_slices(ctx, is_put, local, roff, len, pe, req, 0);
-    return blocking ? sr_rma_wait(req, is_put, st) : st;
+    return blocking ? sr_rma_wait(req, is_put, pe, st) : st;
 }
 
 symrail_status_t sr_rma_req(sr_ctx_t *ctx, int is_put, void *local, uint64_t roff, size_t len,
@@ -478,7 +479,7 @@ symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what)
     symrail_status_t st = peer->ops->flush(peer->ep, lanes, &req->op.comp);
     if (st == SR_TL_INPROGRESS) {
         req->remaining++;
-        st = sr_req_wait(req, what);
+        st = sr_req_wait_pe(req, what, pe);
     }
     sr_req_put(req);
     if (st != SYMRAIL_OK)
@@ -488,7 +489,9 @@ symrail_status_t sr_peer_flush(sr_ctx_t *ctx, int pe, const char *what)
 
 symrail_status_t sr_quiet_slow(sr_ctx_t *ctx)
 {
-    symrail_status_t st = sr_req_wait(&ctx->nbi, "quiet");
+    /* Where everything went to one peer, a wait that fails can name it. */
+    symrail_status_t st = sr_req_wait_pe(&ctx->nbi, "quiet",
+                                         ctx->ntouched == 1 ? ctx->touched[0] : SR_WAIT_PE_ANY);
     for (int i = 0; i < ctx->ntouched; i++) {
         int pe = ctx->touched[i];
         sr_cpeer_t *cp = &ctx->peers[pe];
@@ -516,7 +519,7 @@ symrail_status_t sr_peer_settle(sr_ctx_t *ctx, int pe, const char *what)
     if (cp->inflight) {
         sr_peer_t *peer = &sr_rt.peers[pe];
         peer->ops->ep_post_end(peer->ep);  /* nothing held back may wait */
-        st = sr_wait(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, what);
+        st = sr_wait_pe(ctx, sr_peer_idle, cp, 0, sr_rt.env.op_timeout, what, pe);
     }
     if (st == SYMRAIL_OK)
         st = sr_peer_flush(ctx, pe, what);

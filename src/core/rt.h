@@ -111,6 +111,8 @@ typedef struct {
     uint8_t            local_comp;  /* the transport completes puts locally */
     uint8_t            immediate;   /* every put and get is done when the call returns */
     uint8_t            is_local;    /* same node: liveness by process id */
+    uint8_t            state;       /* symrail_peer_state_t, atomic (liveness.c) */
+    uint64_t           state_gen;   /* sr_rt.peer_events at its last change */
     uint64_t           stopped_since; /* when the local peer was first seen stopped */
     /* Atomics on the peer's words go through this second endpoint (a NIC
      * loopback or a QP to a local peer) when the peer's words also take NIC
@@ -239,6 +241,12 @@ typedef struct {
     uint64_t           live_last;    /* when the liveness check last ran */
     uint64_t           live_resumed; /* when this process ran again after a gap */
     int                oversubscribed; /* more local PEs than CPUs: waits yield */
+    int                report;        /* SYMRAIL_ON_PEER_FAILURE=report */
+    /* Atomic: changes of peer state so far, peers not OK now, and the
+     * counts of changes to SUSPECT and to FAILED. */
+    uint64_t           peer_events;
+    int                peers_down;
+    uint64_t           peers_suspect, peers_failed;
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
     uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */
@@ -365,11 +373,36 @@ enum {
 int  sr_progress(sr_ctx_t *ctx);
 /* After wireup: how long waits poll before they sleep (progress.c). */
 void sr_wait_setup(void);
-/* Waits until cond(arg) is true, progressing ctx (may be NULL).  timeout_ms
- * 0 means no limit; dead peers end the wait with SYMRAIL_ERR_PEER_GONE.
- * `what` names the wait in messages. */
-symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
-                         uint64_t timeout_ms, const char *what);
+/* What a wait waits for, for its messages and for the failure policy:
+ * `what` names the call, pe the peer it depends on (SR_WAIT_PE_ANY: one it
+ * cannot name, as for a word that any PE may write), addr the word it
+ * watches (or NULL). */
+#define SR_WAIT_PE_ANY (-1)
+typedef struct {
+    const char *what;
+    int         pe;
+    const void *addr;
+} sr_wait_on_t;
+/* Waits until cond(arg) is true, progressing ctx (may be NULL); timeout_ms
+ * 0: no limit.  A peer gone or unresponsive ends it (PEER_GONE, _UNRESPONSIVE):
+ * any peer under SYMRAIL_ON_PEER_FAILURE=abort; under report the peer waited
+ * on, or for SR_WAIT_PE_ANY one whose state changed during the wait. */
+symrail_status_t sr_wait_on(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigned flags,
+                            uint64_t timeout_ms, const sr_wait_on_t *on);
+static inline symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg,
+                                       unsigned flags, uint64_t timeout_ms, const char *what)
+{
+    sr_wait_on_t on = { what, SR_WAIT_PE_ANY, NULL };
+    return sr_wait_on(ctx, cond, arg, flags, timeout_ms, &on);
+}
+/* The same naming the peer. */
+static inline symrail_status_t sr_wait_pe(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg,
+                                          unsigned flags, uint64_t timeout_ms, const char *what,
+                                          int pe)
+{
+    sr_wait_on_t on = { what, pe, NULL };
+    return sr_wait_on(ctx, cond, arg, flags, timeout_ms, &on);
+}
 /* req.c */
 void sr_req_init(sr_ctx_t *ctx, sr_req_t *req);
 sr_req_t *sr_req_get(sr_ctx_t *ctx);
@@ -389,14 +422,37 @@ static inline void sr_req_complete(sr_req_t *req, symrail_status_t status)
         sr_req_last(req);
 }
 symrail_status_t sr_req_wait(sr_req_t *req, const char *what);
+/* The same for a request to one peer. */
+symrail_status_t sr_req_wait_pe(sr_req_t *req, const char *what, int pe);
 
 /* liveness.c: SYMRAIL_OK, SYMRAIL_ERR_PEER_GONE or SYMRAIL_ERR_PEER_UNRESPONSIVE;
- * logs nothing. */
+ * records the peer's state (symrail_peer_state_t), logging each change once
+ * with its cause.  A FAILED peer stays FAILED. */
 symrail_status_t sr_peer_alive(int pe, uint64_t now_ns);
 /* Checks a few peers (all of them over successive calls); -1 or the first
  * peer found gone or unresponsive, with its status in *st_p. */
 int sr_peers_check(uint64_t now_ns, symrail_status_t *st_p);
-void sr_peer_fail_log(const char *what, int pe, symrail_status_t st);
+/* The status that a peer's state gives a wait on it. */
+static inline symrail_status_t sr_peer_state_status(int pe)
+{
+    int s = __atomic_load_n(&sr_rt.peers[pe].state, __ATOMIC_ACQUIRE);
+    return s == SYMRAIL_PEER_FAILED    ? SYMRAIL_ERR_PEER_GONE
+           : s == SYMRAIL_PEER_SUSPECT ? SYMRAIL_ERR_PEER_UNRESPONSIVE
+                                       : SYMRAIL_OK;
+}
+static inline int sr_peer_failed(int pe)
+{
+    return sr_unlikely(__atomic_load_n(&sr_rt.peers[pe].state, __ATOMIC_RELAXED) ==
+                       SYMRAIL_PEER_FAILED);
+}
+/* SYMRAIL_ERR_PEER_GONE when one of `n` world PEs (world[i], or start +
+ * i * stride when world is NULL) has FAILED: a collective among them cannot
+ * complete (logged naming fn and the PE); SYMRAIL_OK otherwise. */
+symrail_status_t sr_peers_members_ok(const char *fn, const int *world, int start, int stride,
+                                     int n);
+/* "what, waiting on PE p at addr" into buf, for messages. */
+const char *sr_wait_on_name(const sr_wait_on_t *on, char *buf, size_t len);
+void sr_peer_fail_log(const sr_wait_on_t *on, int pe, symrail_status_t st);
 
 /* rma.c */
 /* Through a transport that may keep work in flight: slices, lanes, requests. */
@@ -422,6 +478,8 @@ static inline symrail_status_t sr_rma(sr_ctx_t *ctx, int is_put, void *local, ui
         ctx->stats.gets++;
         ctx->stats.get_bytes += len;
     }
+    if (sr_peer_failed(pe))
+        return SYMRAIL_ERR_PEER_GONE;  /* its change of state was logged */
     if (peer->immediate) {
         /* One test keeps the heap's path as it was. */
         if (sr_unlikely(roff & SR_DATA_BIT))

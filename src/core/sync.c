@@ -152,14 +152,17 @@ static symrail_status_t sr_barrier_flat(sr_ctx_t *ctx, uint64_t epoch, uint64_t 
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };
-        st = sr_wait(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
+        sr_wait_on_t on = { "barrier (PE 0's release)", 0, slot };
+        st = sr_wait_on(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, &on);
         if (st == SYMRAIL_OK && w.seen != mine)
             st = sr_bw_mismatch(epoch, mine, 0, w.seen);
         return st;
     }
     sr_bgather_t g = { in, epoch, 0, n - 1 };
     if (!sr_bgather_ready(&g)) {
-        st = sr_wait(ctx, sr_bgather_ready, &g, SR_WAIT_REMOTE, 0, "barrier");
+        sr_wait_on_t on = { "barrier (the other PEs' arrivals)", SR_WAIT_PE_ANY,
+                            &in->barrier[0][epoch & 1] };
+        st = sr_wait_on(ctx, sr_bgather_ready, &g, SR_WAIT_REMOTE, 0, &on);
         if (st != SYMRAIL_OK)
             return st;
     }
@@ -215,7 +218,8 @@ static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t s
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };
-        st = sr_wait(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, "barrier");
+        sr_wait_on_t on = { "barrier", from, slot };
+        st = sr_wait_on(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, &on);
         if (st != SYMRAIL_OK)
             return st;
         if (w.seen != mine)
@@ -229,8 +233,12 @@ static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t s
 symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
 {
     sr_ctx_t *ctx = sr_rt.cctx;
+    /* Every PE takes part: one that failed never arrives. */
+    symrail_status_t st = sr_peers_members_ok("barrier", NULL, 0, 1, sr_rt.n_pes);
+    if (st != SYMRAIL_OK)
+        return st;
     sr_ctx_enter(ctx);
-    symrail_status_t st = sr_barrier_run(ctx, kind, size, align);
+    st = sr_barrier_run(ctx, kind, size, align);
     sr_ctx_leave(ctx);
     return st;
 }
@@ -239,7 +247,8 @@ symrail_status_t sr_signal_wait(uint64_t *sig, symrail_cmp_t cmp, uint64_t value
                                 uint64_t *value_p)
 {
     sr_sigwait_t w = { sig, cmp, value, 0 };
-    symrail_status_t st = sr_wait(NULL, sr_sig_ready, &w, SR_WAIT_REMOTE, 0, "signal_wait_until");
+    sr_wait_on_t on = { "signal_wait_until", SR_WAIT_PE_ANY, sig };
+    symrail_status_t st = sr_wait_on(NULL, sr_sig_ready, &w, SR_WAIT_REMOTE, 0, &on);
     if (st == SYMRAIL_OK && value_p)
         *value_p = w.seen;
     return st;

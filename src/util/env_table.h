@@ -21,6 +21,8 @@ SR_ENV(transports,    SYMRAIL_TRANSPORTS,    STRING, "shm,verbs,tcp", "shm|verbs
        "Comma list of transports that may be used, in order of preference")
 SR_ENV(op_timeout,    SYMRAIL_OP_TIMEOUT,    TIME,   "60s", "0..720h",
        "A blocking operation that cannot progress for this long fails (ms, s, m suffixes)")
+SR_ENV(on_peer_failure, SYMRAIL_ON_PEER_FAILURE, STRING, "abort", "abort|report",
+       "What a failed peer does: abort ends the job (the launcher does, naming it); report keeps it running, calls to the failed peer return SYMRAIL_ERR_PEER_GONE and collectives that include it fail (symrail_peer_state). symrun reads it too")
 SR_ENV(coll_check,    SYMRAIL_COLL_CHECK,    BOOL,   "0", "0..1",
        "Team collectives compare the members' calls (kind, size, root) before data goes to a member over the network too, a get each (one round trip); over loads and stores they always do, and so does a stalled collective. On with SHMEM_DEBUG / SYMRAIL_LOG=debug")
 SR_ENV(heartbeat,     SYMRAIL_HEARTBEAT,     TIME,   "1s", "10ms..1h",

@@ -18,6 +18,7 @@ int main(void)
     SZ(symrail_notify_t);
     SZ(symrail_stats_t);
     SZ(symrail_status_t);
+    SZ(symrail_peer_state_t);
     OFF(symrail_notify_t, src_pe);
     OFF(symrail_notify_t, tag);
     OFF(symrail_notify_t, status);
@@ -26,7 +27,8 @@ int main(void)
 #define S(f) OFF(symrail_stats_t, f);
     S(puts) S(gets) S(put_bytes) S(get_bytes) S(atomics) S(signals) S(notify_sent)
     S(notify_recv) S(quiets) S(barriers) S(sleeps) S(slices_posted) S(completions)
-    S(retries) S(repairs) S(stalls) S(qp_full) S(cq_full) S(nrails) S(rails)
+    S(retries) S(repairs) S(stalls) S(qp_full) S(cq_full) S(peers_suspect) S(peers_failed)
+    S(nrails) S(rails)
 #undef S
     V(SYMRAIL_NOTIFY_MAX_PAYLOAD);
     V(SYMRAIL_NOTIFY_TAG_RESERVED);
@@ -43,6 +45,9 @@ int main(void)
     V(SYMRAIL_TASK_DONE);
     V(SYMRAIL_TASK_FAILED);
     V(SYMRAIL_THREAD_MULTIPLE);
+    V(SYMRAIL_PEER_OK);
+    V(SYMRAIL_PEER_SUSPECT);
+    V(SYMRAIL_PEER_FAILED);
     V(SYMRAIL_INPROGRESS);
     V(SYMRAIL_OK);
     V(SYMRAIL_ERR_INVALID);

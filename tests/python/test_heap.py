@@ -92,6 +92,9 @@ with symrail.init() as rt:
     check(s["puts"] >= 5 and s["gets"] >= 3 and s["barriers"] >= 4,
           "stats count the calls: %r" % {k: s[k] for k in ("puts", "gets", "barriers")})
     check(isinstance(s["rails"], list), "stats has a list of rails")
+    check(s["peers_failed"] == 0, "stats count no failed peer")
+    check(symrail.peer_states() == ["OK"] * n, "every PE is OK: %r" % symrail.peer_states())
+    check(symrail.peer_state(right) == "OK", "the right neighbour is OK")
     symrail.barrier()
     buf.free()
     inbox.free()

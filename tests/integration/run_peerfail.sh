@@ -1,0 +1,48 @@
+#!/bin/sh
+# A PE killed with SIGKILL mid-run, over shared memory and over TCP: under
+# SYMRAIL_ON_PEER_FAILURE=report the others see it FAILED, calls to it fail
+# at once, they keep working with each other and a barrier fails cleanly;
+# under the default (abort) the job ends naming it.  Then what waits that
+# fail say: the peer, or the word, they waited on.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+[ -x "$SYMRUN" ] || { echo "SKIP: $SYMRUN not built"; exit 77; }
+for tl in shm tcp; do
+    # symrun exits with the killed rank's status (128 + 9) once PEs 0 and 1 are done.
+    run_case "report: PEs 0 and 1 go on without a killed PE 2 ($tl)" 137 \
+        'symrun: rank 2 \(pid [0-9]+\) killed by signal 9.*the others go on' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
+        "$SYMRUN" -n 3 --timeout 120 "$T/t_peerfail" report
+    count_case "report: both survivors finish ($tl)" 2 \
+        '^ok: PE [01] saw PE 2 failed after [0-9.]+ s; calls to it fail'
+    count_case "report: the change to FAILED is logged once per survivor ($tl)" 2 \
+        'warn: PE 2 \(pid [0-9]+\) failed: '
+    count_case "report: the signal wait names its word and the failed PE ($tl)" 1 \
+        'signal_wait_until, waiting on word 0x[0-9a-f]+: PE 2 \(pid [0-9]+\) is gone'
+    count_case "report: the barrier names the failed PE ($tl)" 2 \
+        'barrier: PE 2 of the team has failed'
+    run_case "abort: a killed PE 2 ends the job, named ($tl)" nonzero \
+        'symrun: rank 2 \(pid [0-9]+\) killed by signal 9 \(Killed|KILL' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_OP_TIMEOUT=2s \
+        "$SYMRUN" -n 3 --timeout 120 "$T/t_peerfail" abort
+    count_case "abort: the others do not go on ($tl)" 0 'the others go on|^ok:'
+done
+# Waits that time out name their peer (SYMRAIL_TEST_HOLD_LANE keeps the
+# completions back for longer than SYMRAIL_OP_TIMEOUT).
+run_case "a held get and quiet time out (tcp)" 0 '^ok: a held get and quiet time out' \
+    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=1 SYMRAIL_TEST_HOLD_LANE=0:1500 \
+    SYMRAIL_OP_TIMEOUT=1s "$SYMRUN" -n 2 --timeout 120 "$T/t_peerfail" timeout
+count_case "the get's timeout names PE 1" 1 \
+    'error: get, waiting on PE 1: no progress for 1000 ms \(SYMRAIL_OP_TIMEOUT\)'
+count_case "the quiet's timeout names PE 1" 1 \
+    'error: quiet, waiting on PE 1: no progress for 1000 ms \(SYMRAIL_OP_TIMEOUT\)'
+# A stopped peer: the barrier that fails names it and the word.  Over shared
+# memory, where only the liveness check can tell (over TCP the transport may
+# fail the barrier's request first, with a message of its own naming the PE).
+run_case "a stopped peer fails a barrier (shm)" 0 '^ok: a stopped peer' \
+    env SYMRAIL_TRANSPORTS=shm SYMRAIL_OP_TIMEOUT=2s \
+    "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+count_case "the barrier's message names the PE and word it waited on" 1 \
+    'barrier, waiting on PE 1 for word 0x[0-9a-f]+: PE 1 \(pid [0-9]+\) is unresponsive'
+count_case "the stopped PE is logged suspect once" 1 'warn: PE 1 \(pid [0-9]+\) is suspect: '
+finish

@@ -1,0 +1,243 @@
+/*
+ * A PE killed with SIGKILL mid-run, under each SYMRAIL_ON_PEER_FAILURE policy.
+ *   t_peerfail report   3 PEs, SYMRAIL_ON_PEER_FAILURE=report: PE 0 kills PE 2
+ *                       while PE 2 streams puts to both others and PE 1 waits on
+ *                       a signal nobody sends.  PE 0 and PE 1 see PE 2 FAILED
+ *                       within SYMRAIL_OP_TIMEOUT, every call to PE 2 returns
+ *                       SYMRAIL_ERR_PEER_GONE, PE 1's wait ends with it, data
+ *                       between PE 0 and PE 1 still moves and verifies, and
+ *                       barrier_all fails at once; then both finalize.
+ *   t_peerfail abort    the same kill under the default policy: the job ends
+ *                       (the driver checks the launcher names PE 2).
+ *   t_peerfail timeout  2 PEs over TCP with SYMRAIL_TEST_HOLD_LANE=0:MS longer
+ *                       than SYMRAIL_OP_TIMEOUT: a get and a quiet time out
+ *                       (the driver checks that their messages name PE 1).
+ */
+#include "tcommon.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#define BLK 65536
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double op_timeout_s(void)
+{
+    const char *v = getenv("SYMRAIL_OP_TIMEOUT");
+    T_ASSERT(v && strcmp(v, "2s") == 0, "run with SYMRAIL_OP_TIMEOUT=2s");
+    return 2.0;
+}
+
+/* Waits until this PE sees PE `pe` FAILED; returns how long it took. */
+static double wait_failed(int pe, double limit)
+{
+    double t0 = now_s(), dt = 0;
+    symrail_peer_state_t s = SYMRAIL_PEER_OK;
+    while (dt < limit) {
+        T_CHECK(symrail_peer_state(pe, &s));
+        if (s == SYMRAIL_PEER_FAILED)
+            return now_s() - t0;
+        usleep(1000);
+        dt = now_s() - t0;
+    }
+    T_ASSERT(0, "PE %d still in state %d after %.1f s", pe, (int)s, dt);
+    return dt;
+}
+
+/* Every kind of call to the failed PE returns PEER_GONE, each at once. */
+static void calls_to_failed(int pe, unsigned char *buf, uint64_t *words)
+{
+    unsigned char local[64] = { 0 };
+    uint64_t old = 0;
+    symrail_notify_t msg;
+    double t0 = now_s();
+    T_EXPECT(symrail_put(buf, local, sizeof(local), pe), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_get(local, buf, sizeof(local), pe), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_put_nbi(buf, local, sizeof(local), pe), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_put(buf, buf, BLK, pe), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_atomic_fetch_add(words, 1, pe, &old), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_atomic_set(words, 1, pe), SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_put_signal(buf, local, 8, words + 1, 1, SYMRAIL_SIGNAL_SET, pe),
+             SYMRAIL_ERR_PEER_GONE);
+    T_EXPECT(symrail_notify_send(pe, 7, local, 8), SYMRAIL_ERR_PEER_GONE);
+    double dt = now_s() - t0;
+    T_ASSERT(dt < 1.0, "calls to a failed PE took %.2f s", dt);
+    (void)msg;
+}
+
+static void report(int me)
+{
+    double limit = op_timeout_s() + 6.0;  /* a loaded machine schedules late */
+    unsigned char *buf = symrail_malloc(5 * BLK);
+    uint64_t *words = symrail_calloc(8, sizeof(uint64_t));
+    int64_t *pid = symrail_calloc(1, sizeof(*pid));
+    T_ASSERT(buf && words && pid, "symrail_malloc failed");
+    *pid = getpid();
+    symrail_peer_state_t st[3];
+    int nbad = -1;
+    T_CHECK(symrail_peer_states(st, &nbad));
+    T_ASSERT(nbad == 0 && st[0] == SYMRAIL_PEER_OK && st[1] == SYMRAIL_PEER_OK &&
+             st[2] == SYMRAIL_PEER_OK, "states before the kill: %d %d %d (%d bad)",
+             (int)st[0], (int)st[1], (int)st[2], nbad);
+    int64_t victim = 0;
+    T_CHECK(symrail_barrier_all());
+    if (me == 0)
+        T_CHECK(symrail_get(&victim, pid, sizeof(victim), 2));
+    T_ASSERT(me != 0 || victim > 0, "PE 2's pid is %lld", (long long)victim);
+    T_CHECK(symrail_barrier_all());
+
+    if (me == 2) {
+        /* Mid-transfer when the kill comes: puts to both others, forever. */
+        unsigned char src[BLK];
+        t_fill(src, sizeof(src), 2, 0);
+        for (unsigned i = 0;; i++) {
+            (void)symrail_put_nbi(buf + 4 * BLK, src, sizeof(src), (int)(i % 2));
+            (void)symrail_quiet();
+        }
+    }
+    double dt_seen;
+    if (me == 0) {
+        usleep(200 * 1000);
+        T_ASSERT(kill((pid_t)victim, SIGKILL) == 0, "kill PE 2 (pid %lld)", (long long)victim);
+        dt_seen = wait_failed(2, limit);
+    } else {
+        /* A wait that names no peer ends when one fails while it waits. */
+        double t0 = now_s();
+        symrail_status_t s = symrail_signal_wait_until(words + 2, SYMRAIL_CMP_EQ, 1, NULL);
+        dt_seen = now_s() - t0;
+        T_ASSERT(s == SYMRAIL_ERR_PEER_GONE, "signal wait while PE 2 died returned %d (%s)",
+                 (int)s, symrail_strerror(s));
+        symrail_peer_state_t s2;
+        T_CHECK(symrail_peer_state(2, &s2));
+        T_ASSERT(s2 == SYMRAIL_PEER_FAILED, "PE 1 sees PE 2 in state %d", (int)s2);
+    }
+    T_ASSERT(dt_seen < limit, "PE 2 seen failed after %.1f s", dt_seen);
+    calls_to_failed(2, buf, words);
+
+    /* PE 0 and PE 1 go on: data both ways, atomics, signals, verified. */
+    int other = 1 - me;
+    unsigned char *out = malloc(BLK), *in = malloc(BLK);
+    T_ASSERT(out && in, "malloc failed");
+    for (unsigned round = 1; round <= 8; round++) {
+        /* Two slots a sender, by round: one PE may be a round ahead. */
+        unsigned char *mine = buf + (size_t)(2 * me + (round & 1)) * BLK;
+        unsigned char *theirs = buf + (size_t)(2 * other + (round & 1)) * BLK;
+        t_fill(out, BLK, me, round);
+        T_CHECK(symrail_put_signal(mine, out, BLK, words + 3 + me, round, SYMRAIL_SIGNAL_SET,
+                                   other));
+        T_CHECK(symrail_signal_wait_until(words + 3 + other, SYMRAIL_CMP_GE, round, NULL));
+        size_t bad = t_verify(theirs, BLK, other, round);
+        T_ASSERT(bad == SIZE_MAX, "round %u: byte %zu from PE %d is wrong", round, bad, other);
+        T_CHECK(symrail_get(in, mine, BLK, other));
+        bad = t_verify(in, BLK, me, round);
+        T_ASSERT(bad == SIZE_MAX, "round %u: byte %zu read back from PE %d is wrong", round,
+                 bad, other);
+        uint64_t old = 0;
+        T_CHECK(symrail_atomic_fetch_add(words + 5, 1, 0, &old));
+    }
+    T_CHECK(symrail_quiet());
+
+    /* A collective that includes the failed PE fails, and at once. */
+    double t0 = now_s();
+    symrail_status_t bs = symrail_barrier_all();
+    double dtb = now_s() - t0;
+    T_ASSERT(bs == SYMRAIL_ERR_PEER_GONE, "barrier_all without PE 2 returned %d (%s)", (int)bs,
+             symrail_strerror(bs));
+    T_ASSERT(dtb < limit, "barrier_all took %.1f s to fail", dtb);
+
+    T_CHECK(symrail_peer_states(st, &nbad));
+    T_ASSERT(nbad == 1 && st[other] == SYMRAIL_PEER_OK && st[2] == SYMRAIL_PEER_FAILED,
+             "states after: %d %d %d (%d bad)", (int)st[0], (int)st[1], (int)st[2], nbad);
+    symrail_stats_t stats;
+    T_CHECK(symrail_stats(&stats));
+    T_ASSERT(stats.peers_failed == 1, "stats count %llu failed peers",
+             (unsigned long long)stats.peers_failed);
+
+    /* Both are done with each other before either finalizes. */
+    T_CHECK(symrail_atomic_add(words + 6, 1, other));
+    T_CHECK(symrail_signal_wait_until(words + 6, SYMRAIL_CMP_EQ, 1, NULL));
+    if (me == 0) {
+        uint64_t sum = 0;
+        T_CHECK(symrail_atomic_fetch(words + 5, 0, &sum));
+        T_ASSERT(sum == 16, "the counter on PE 0 is %llu, not 16", (unsigned long long)sum);
+    }
+    printf("ok: PE %d saw PE 2 failed after %.2f s; calls to it fail, PE %d works, "
+           "barrier_all fails in %.2f s\n", me, dt_seen, other, dtb);
+    fflush(stdout);
+    free(out);
+    free(in);
+    T_CHECK(symrail_finalize_status());
+}
+
+static void abort_policy(int me)
+{
+    int64_t *pid = symrail_calloc(1, sizeof(*pid));
+    T_ASSERT(pid, "symrail_calloc failed");
+    *pid = getpid();
+    int64_t victim = 0;
+    T_CHECK(symrail_barrier_all());
+    if (me == 0)
+        T_CHECK(symrail_get(&victim, pid, sizeof(victim), 2));
+    T_ASSERT(me != 0 || victim > 0, "PE 2's pid is %lld", (long long)victim);
+    T_CHECK(symrail_barrier_all());
+    if (me == 0) {
+        usleep(100 * 1000);
+        T_ASSERT(kill((pid_t)victim, SIGKILL) == 0, "kill PE 2 (pid %lld)", (long long)victim);
+    }
+    /* The launcher ends the job; until then barriers fail (or complete,
+     * before the death is seen). */
+    for (;;) {
+        if (symrail_barrier_all() != SYMRAIL_OK)
+            usleep(10 * 1000);
+    }
+}
+
+static void timeouts(int me)
+{
+    unsigned char *buf = symrail_malloc(BLK);
+    unsigned char local[256];
+    T_ASSERT(buf, "symrail_malloc failed");
+    T_CHECK(symrail_barrier_all());
+    if (me == 0) {
+        symrail_status_t s = symrail_get(local, buf, sizeof(local), 1);
+        T_ASSERT(s == SYMRAIL_ERR_TIMEOUT, "a held get returned %d (%s)", (int)s,
+                 symrail_strerror(s));
+        T_CHECK(symrail_put_nbi(buf, local, sizeof(local), 1));
+        s = symrail_quiet();
+        T_ASSERT(s == SYMRAIL_ERR_TIMEOUT, "quiet of a held put returned %d (%s)", (int)s,
+                 symrail_strerror(s));
+        /* The held completions come (SYMRAIL_TEST_HOLD_LANE's MS are more
+         * than one timeout, and less than ten), and quiet is done. */
+        for (int i = 0; i < 10 && (s = symrail_quiet()) == SYMRAIL_ERR_TIMEOUT; i++)
+            ;
+        T_CHECK(s);
+        printf("ok: a held get and quiet time out\n");
+        fflush(stdout);
+    }
+    T_CHECK(symrail_barrier_all());
+    symrail_finalize();
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "report";
+    T_CHECK(symrail_init_status());
+    int me = symrail_my_pe();
+    if (strcmp(mode, "timeout") == 0) {
+        T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
+        timeouts(me);
+        return 0;
+    }
+    T_ASSERT(symrail_n_pes() == 3, "run with 3 PEs");
+    if (strcmp(mode, "abort") == 0)
+        abort_policy(me);
+    else
+        report(me);
+    return 0;
+}
