@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 static const char sr_symrun_usage_line[] =
-    "usage: symrun -n N [--prefix-output] [--timeout S] [--bind-to core|none]\n"
-    "              [-x VAR=value | -x VAR] [--] prog [args...]\n";
+    "usage: symrun -n N [--prefix-output] [--timeout S] [--bind-to core|none] "
+    "[-x VAR=value | -x VAR] [--] prog [args...]\n";
 
 static void sr_symrun_usage(FILE *f)
 {
