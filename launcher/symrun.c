@@ -15,6 +15,7 @@
 #endif
 
 #include "symrun.h"
+#include "symrun_bind.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,8 +35,8 @@
 #include <unistd.h>
 
 static const char sr_symrun_usage_line[] =
-    "usage: symrun -n N [--prefix-output] [--timeout S] [-x VAR=value | -x VAR] "
-    "[--] prog [args...]\n";
+    "usage: symrun -n N [--prefix-output] [--timeout S] [--bind-to core|none] "
+    "[-x VAR=value | -x VAR] [--] prog [args...]\n";
 
 static void sr_symrun_usage(FILE *f)
 {
@@ -48,6 +49,12 @@ static void sr_symrun_usage(FILE *f)
           "  --timeout S        stop the job after S seconds (fractions allowed) and\n"
           "                     exit 124; the environment variable SYMRUN_TIMEOUT\n"
           "                     sets a default\n"
+          "  --bind-to core     run each rank on its own core, in hwloc's order,\n"
+          "                     among the CPUs symrun may use (taskset); the default\n"
+          "                     when there are no more ranks than such CPUs\n"
+          "  --bind-to none     leave the ranks where symrun runs; the default when\n"
+          "                     there are more ranks than CPUs.  The environment\n"
+          "                     variable SYMRUN_BIND_TO sets a default\n"
           "  -x VAR=value       set VAR in the ranks' environment\n"
           "  -x VAR             pass this launcher's value of VAR to the ranks\n"
           "  -h, --help         print this help and exit\n"
@@ -412,6 +419,15 @@ static int sr_symrun_read_env_settings(sr_symrun_job_t *job)
         }
         job->args.timeout_set = true;
     }
+    s = getenv("SYMRUN_BIND_TO");
+    if (!job->args.bind_set && s != NULL && s[0] != '\0') {
+        if (sr_symrun_args_parse_bind(s, &job->args.bind) != 0) {
+            fprintf(stderr, "symrun: SYMRUN_BIND_TO: invalid value '%s' "
+                    "(expected core or none)\n", s);
+            return -1;
+        }
+        job->args.bind_set = true;
+    }
     return 0;
 }
 
@@ -447,8 +463,13 @@ int main(int argc, char **argv)
         sr_symrun_raise_fd_limit(job.args.nranks) != 0)
         goto err_args;
 
-    if (sr_symrun_build_env(&job) != 0)
+    /* Unasked, binding is only a default: a value that was asked for is
+     * warned about when it cannot be honoured. */
+    if (sr_symrun_bind_make(job.args.bind, job.args.bind_set, job.args.nranks,
+                            &job.bind_sets) != 0)
         goto err_args;
+    if (sr_symrun_build_env(&job) != 0)
+        goto err_bind;
     e = sr_symrun_find_prog(job.args.prog_argv[0],
                             sr_symrun_env_get(job.base_env, "PATH"),
                             &job.prog_path);
@@ -539,6 +560,8 @@ err_alloc:
     free(job.prog_path);
 err_env:
     sr_symrun_env_free(job.base_env);
+err_bind:
+    free(job.bind_sets);
 err_args:
     sr_symrun_args_fini(&job.args);
     if (job.server_stuck) {

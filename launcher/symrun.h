@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,6 +101,8 @@ typedef struct {
 typedef struct {
     sr_symrun_args_t args;
     long grace_ms;
+    /* Rank r runs on bind_sets[r]; NULL: where the launcher runs. */
+    cpu_set_t *bind_sets;
     char *prog_path;
     char **base_env;
     char tmpdir[PATH_MAX];

@@ -91,6 +91,19 @@ int sr_symrun_args_parse_grace(const char *s, long *grace_ms_p)
     return 0;
 }
 
+int sr_symrun_args_parse_bind(const char *s, sr_symrun_bind_t *bind_p)
+{
+    if (s == NULL)
+        return -1;
+    if (strcmp(s, "core") == 0)
+        *bind_p = SR_SYMRUN_BIND_CORE;
+    else if (strcmp(s, "none") == 0)
+        *bind_p = SR_SYMRUN_BIND_NONE;
+    else
+        return -1;
+    return 0;
+}
+
 static int sr_symrun_args_add_export(sr_symrun_args_t *args, char *spec,
                                      char *err, size_t errlen)
 {
@@ -221,6 +234,22 @@ int sr_symrun_args_parse(int argc, char **argv, sr_symrun_args_t *args_p,
                 goto err_args;
             }
             args.timeout_set = true;
+            continue;
+        }
+
+        m = sr_symrun_args_long(arg, "--bind-to", true, argc, argv, &i, &val);
+        if (m < 0) {
+            sr_symrun_args_fail(err, errlen, "option '--bind-to' needs core "
+                                "or none");
+            goto err_args;
+        }
+        if (m > 0) {
+            if (sr_symrun_args_parse_bind(val, &args.bind) != 0) {
+                sr_symrun_args_fail(err, errlen, "--bind-to: invalid value '%s' "
+                                    "(expected core or none)", val);
+                goto err_args;
+            }
+            args.bind_set = true;
             continue;
         }
 

@@ -25,12 +25,20 @@ typedef enum {
     SR_SYMRUN_ACTION_VERSION
 } sr_symrun_action_t;
 
+/* Where the ranks run (symrun_bind.h): CORE, a core each when they fit. */
+typedef enum {
+    SR_SYMRUN_BIND_CORE,
+    SR_SYMRUN_BIND_NONE
+} sr_symrun_bind_t;
+
 typedef struct {
     sr_symrun_action_t action;
     int nranks;
     bool prefix_output;
     bool timeout_set;
     double timeout_s;
+    bool bind_set; /* --bind-to given; else SYMRUN_BIND_TO or the default */
+    sr_symrun_bind_t bind;
     /* Each entry points into argv: "VAR=value" (set it) or "VAR" (pass on
      * the launcher's own value). */
     int nexports;
@@ -56,6 +64,9 @@ int sr_symrun_args_parse_timeout(const char *s, double *timeout_p);
 
 /* Milliseconds, integer, >= 0 (SYMRUN_GRACE_MS). Returns 0 or -1. */
 int sr_symrun_args_parse_grace(const char *s, long *grace_ms_p);
+
+/* "core" or "none" (--bind-to, SYMRUN_BIND_TO). Returns 0 or -1. */
+int sr_symrun_args_parse_bind(const char *s, sr_symrun_bind_t *bind_p);
 
 /* True if s is a valid environment variable name. */
 bool sr_symrun_args_valid_name(const char *s, size_t len);

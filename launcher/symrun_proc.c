@@ -74,7 +74,7 @@ int sr_symrun_raise_fd_limit(int nranks)
  * exist). Returns 0, an errno value from execve (the program could not be
  * executed), or minus an errno value for any other failure.
  */
-static int sr_symrun_fork_exec(sr_symrun_job_t *job, int out_w, int err_w,
+static int sr_symrun_fork_exec(sr_symrun_job_t *job, int r, int out_w, int err_w,
                                char **env, pid_t *pid_p)
 {
     pid_t parent = getpid();
@@ -116,6 +116,14 @@ static int sr_symrun_fork_exec(sr_symrun_job_t *job, int out_w, int err_w,
             sigaction(SIGPIPE, &dfl, NULL);
         }
         sigprocmask(SIG_SETMASK, &job->orig_mask, NULL);
+        /* The plan was made from the launcher's own CPUs, so this fails
+         * only if they changed meanwhile: run unbound rather than not. */
+        if (job->bind_sets != NULL &&
+            sched_setaffinity(0, sizeof(job->bind_sets[r]), &job->bind_sets[r]) != 0) {
+            static const char msg[] = "symrun: warning: cannot bind a rank to its CPUs\n";
+            n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+            (void)n;
+        }
         execve(job->prog_path, job->args.prog_argv, env);
 child_fail:
         e = errno;
@@ -187,7 +195,7 @@ int sr_symrun_spawn_rank(sr_symrun_job_t *job, int r)
         goto err_pipe_err;
     }
 
-    e = sr_symrun_fork_exec(job, out[1], err[1], env, &rank->pid);
+    e = sr_symrun_fork_exec(job, r, out[1], err[1], env, &rank->pid);
     if (e != 0) {
         rank->pid = 0;
         if (e > 0)

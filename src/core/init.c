@@ -8,7 +8,6 @@
 #include "util/strlist.h"
 #include "util/sys.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,19 +133,6 @@ static void sr_teardown(void)
     sr_ctxs_fini();
 }
 
-/* More PEs on this node than CPUs we may run on: spinning waits steal the
- * CPU from the peer they wait for, so they yield instead. */
-static int sr_oversubscribed(const sr_boot_info_t *bi)
-{
-    cpu_set_t set;
-    int cpus = 0;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        cpus = CPU_COUNT(&set);
-    if (cpus <= 0)
-        cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus > 0 && bi->local_size > cpus;
-}
-
 static void sr_boot_at_exit(void)
 {
     sr_boot_fini(sr_rt.boot);
@@ -184,7 +170,6 @@ symrail_status_t sr_core_init(int thread_level)
     sr_log_set_pe(bi->rank);
     sr_rt.thread_level = thread_level;
     sr_rt.mt = thread_level == SYMRAIL_THREAD_MULTIPLE;
-    sr_rt.oversubscribed = sr_oversubscribed(bi);
     sr_rt.report = strcasecmp(sr_rt.env.on_peer_failure, "report") == 0;
     sr_rt.peer_events = sr_rt.peers_suspect = sr_rt.peers_failed = 0;
     sr_rt.peers_down = 0;

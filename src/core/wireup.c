@@ -9,13 +9,16 @@
 #include "util/log.h"
 #include "util/sys.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define SR_BLOB_MAGIC   0x73796d7261696c33ull  /* "symrail3" */
+#define SR_BLOB_MAGIC   0x73796d7261696c34ull  /* "symrail4" */
 #define SR_TL_NAME_LEN  16
+/* As many CPUs as glibc's cpu_set_t holds. */
+#define SR_BLOB_CPU_WORDS 16
 
 typedef struct {
     uint64_t magic;
@@ -25,6 +28,8 @@ typedef struct {
     uint64_t heap_size;  /* every PE must have the same */
     uint64_t data_len;   /* the data segment, 0: not symmetric here */
     uint64_t data_vaddr; /* its place in the executable */
+    /* The CPUs this PE may run on, bit i for CPU i; none: not known. */
+    uint64_t cpus[SR_BLOB_CPU_WORDS];
 } sr_blob_hdr_t;
 
 /* Entries are whole words and addresses padded to them: each transport
@@ -49,7 +54,14 @@ static symrail_status_t sr_blob_pack(void **blob_p, size_t *len_p)
     if (blob == NULL)
         return SYMRAIL_ERR_NOMEM;
     sr_blob_hdr_t hdr = { SR_BLOB_MAGIC, sr_rt.my_pe, (int32_t)getpid(), (uint32_t)sr_rt.ntls,
-                          sr_rt.heap_size, sr_rt.data_len, sr_rt.data_vaddr };
+                          sr_rt.heap_size, sr_rt.data_len, sr_rt.data_vaddr, { 0 } };
+    cpu_set_t set;
+    /* Fails with more CPUs than the set holds: left as not known. */
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int c = 0; c < SR_BLOB_CPU_WORDS * 64; c++)
+            if (CPU_ISSET(c, &set))
+                hdr.cpus[c / 64] |= 1ull << (c % 64);
+    }
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
     for (int i = 0; i < sr_rt.ntls; i++) {
@@ -239,6 +251,43 @@ static void sr_data_agree(void *const *blobs, const size_t *lens)
                 (unsigned long long)hdr.data_vaddr);
 }
 
+/*
+ * More PEs on this node than the CPUs they may run on, all of them
+ * together: spinning waits steal the CPU from the peer they wait for, so
+ * they yield instead.  The union, not this PE's own CPUs: PEs bound a core
+ * each (symrun, mpirun) each see one CPU, yet none shares it.  A PE whose
+ * CPUs are not known makes it the node's count.
+ */
+static void sr_oversubscribed_decide(void *const *blobs, const size_t *lens)
+{
+    const sr_boot_info_t *bi = sr_boot_info(sr_rt.boot);
+    uint64_t all[SR_BLOB_CPU_WORDS] = { 0 };
+    int known = 1, cpus = 0;
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
+        sr_blob_hdr_t hdr;
+        uint64_t any = 0;
+        if (!bi->is_local[pe])
+            continue;
+        if (lens[pe] < sizeof(hdr)) {
+            known = 0;  /* sr_peer_connect reports it */
+            continue;
+        }
+        memcpy(&hdr, blobs[pe], sizeof(hdr));
+        for (int w = 0; w < SR_BLOB_CPU_WORDS; w++) {
+            all[w] |= hdr.cpus[w];
+            any |= hdr.cpus[w];
+        }
+        known &= any != 0;
+    }
+    for (int w = 0; w < SR_BLOB_CPU_WORDS; w++)
+        cpus += __builtin_popcountll(all[w]);
+    if (!known || cpus == 0)
+        cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sr_rt.oversubscribed = cpus > 0 && bi->local_size > cpus;
+    sr_info("PEs on this node: %d, CPUs they may run on: %d; waits %s", bi->local_size, cpus,
+            sr_rt.oversubscribed ? "yield (oversubscribed)" : "poll");
+}
+
 /* The transports that want the job key get it now, between the exchange
  * that carried it and the first connect; a PE that dialled us early waits
  * in its handshake meanwhile. */
@@ -288,6 +337,7 @@ symrail_status_t sr_wireup(void)
     }
     st = sr_heap_sizes_agree(blobs, lens);
     sr_data_agree(blobs, lens);
+    sr_oversubscribed_decide(blobs, lens);
     for (int pe = 0; pe < sr_rt.n_pes && st == SYMRAIL_OK; pe++)
         st = sr_peer_connect(pe, blobs[pe], lens[pe]);
     sr_boot_blobs_free(sr_rt.boot, blobs, lens);

@@ -27,6 +27,19 @@ for std in c++98 c++11 c++17; do
     else fail "shmem.h as $std:"; head -20 "$tmp/err"; fi
 done
 
+# shmem.h is cut into parts: each is installed, and refuses to be included
+# without shmem.h.
+parts=$(sed -n 's/^#include "\(shmem_[a-z0-9]*\.h\)"$/\1/p' "$top_srcdir/include/shmem.h")
+[ -n "$parts" ] || fail "shmem.h includes no parts"
+for p in $parts; do
+    tr -d '\\\n' <"$top_srcdir/Makefile.am" | grep -q "include_HEADERS[^=]*=[^=]*include/$p" &&
+        pass "$p is installed" || fail "$p is not in include_HEADERS"
+    echo "#include <$p>" >"$tmp/part.c"
+    if $CC $inc -fsyntax-only "$tmp/part.c" 2>"$tmp/err"; then fail "$p compiles without shmem.h"
+    elif grep -q 'include <shmem.h>' "$tmp/err"; then pass "$p alone says to include shmem.h"
+    else fail "$p alone:"; head -5 "$tmp/err"; fi
+done
+
 $CC -std=c11 -Wall -Wextra -Werror $inc -c "$src" -o "$tmp/c.o" 2>"$tmp/err" &&
     pass "every generic name compiles in C11" || { fail "C11:"; head -30 "$tmp/err"; }
 $CXX -std=c++11 -Wall -Wextra -Werror $inc -x c++ -c "$src" -o "$tmp/cxx.o" 2>"$tmp/err" &&

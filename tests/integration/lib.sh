@@ -2,6 +2,11 @@
 # output, and count results.  Each case prints "PASS: name" or "FAIL: name: why".
 : "${top_builddir:?top_builddir must be set (run through make check)}"
 SYMRUN=${SYMRUN:-$top_builddir/symrun}
+# Jobs of a parallel `make check` run side by side: bound, each would put
+# its rank 0 on the first CPU.  Binding has its own test
+# (tests/launcher/test_bind.sh); a caller's explicit value is kept.
+SYMRUN_BIND_TO=${SYMRUN_BIND_TO-none}
+export SYMRUN_BIND_TO
 T=$top_builddir/tests/integration
 npass=0
 nfail=0

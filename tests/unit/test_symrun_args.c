@@ -326,6 +326,50 @@ static void test_small_error_buffer(void **state)
                      -1);
 }
 
+static void test_bind(void **state)
+{
+    char *argv1[] = {"symrun", "-n", "2", "--bind-to", "none", "prog", NULL};
+    char *argv2[] = {"symrun", "--bind-to=core", "-n", "2", "prog", NULL};
+    char *argv3[] = {"symrun", "-n", "2", "prog", "--bind-to", "none", NULL};
+    char *bad1[] = {"symrun", "-n", "2", "--bind-to", "socket", "prog", NULL};
+    char *bad2[] = {"symrun", "-n", "2", "--bind-to=", "prog", NULL};
+    char *bad3[] = {"symrun", "-n", "2", "--bind-to", NULL};
+    char *bad4[] = {"symrun", "-n", "2", "--bind-toe", "prog", NULL};
+    sr_symrun_bind_t b = SR_SYMRUN_BIND_NONE;
+    sr_symrun_args_t args;
+
+    (void)state;
+    assert_int_equal(parse(ARGC(argv1), argv1, &args), 0);
+    assert_true(args.bind_set);
+    assert_int_equal(args.bind, SR_SYMRUN_BIND_NONE);
+    assert_string_equal(args.prog_argv[0], "prog");
+    sr_symrun_args_fini(&args);
+    assert_int_equal(parse(ARGC(argv2), argv2, &args), 0);
+    assert_true(args.bind_set);
+    assert_int_equal(args.bind, SR_SYMRUN_BIND_CORE);
+    sr_symrun_args_fini(&args);
+    /* After the program, it is the program's: the default stays. */
+    assert_int_equal(parse(ARGC(argv3), argv3, &args), 0);
+    assert_false(args.bind_set);
+    assert_int_equal(args.bind, SR_SYMRUN_BIND_CORE);
+    assert_int_equal(args.prog_argc, 3);
+    sr_symrun_args_fini(&args);
+
+    expect_error(ARGC(bad1), bad1, "'socket'");
+    expect_error(ARGC(bad2), bad2, "--bind-to: invalid value ''");
+    expect_error(ARGC(bad3), bad3, "'--bind-to' needs");
+    expect_error(ARGC(bad4), bad4, "unknown option '--bind-toe'");
+
+    assert_int_equal(sr_symrun_args_parse_bind("core", &b), 0);
+    assert_int_equal(b, SR_SYMRUN_BIND_CORE);
+    assert_int_equal(sr_symrun_args_parse_bind("none", &b), 0);
+    assert_int_equal(b, SR_SYMRUN_BIND_NONE);
+    assert_int_equal(sr_symrun_args_parse_bind("Core", &b), -1);
+    assert_int_equal(sr_symrun_args_parse_bind("", &b), -1);
+    assert_int_equal(sr_symrun_args_parse_bind(NULL, &b), -1);
+    assert_int_equal(b, SR_SYMRUN_BIND_NONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_dashdash_program),
         cmocka_unit_test(test_unknown_option),
         cmocka_unit_test(test_small_error_buffer),
+        cmocka_unit_test(test_bind),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
