@@ -68,6 +68,10 @@ static size_t sr_boot_value_len(const pmix_value_t *val)
     switch (val->type) {
     case PMIX_BYTE_OBJECT: return val->data.bo.size;
     case PMIX_STRING:      return val->data.string ? strlen(val->data.string) + 1 : 0;
+    case PMIX_UINT16:      return sizeof(val->data.uint16);
+    case PMIX_UINT32:      return sizeof(val->data.uint32);
+    case PMIX_INT:         return sizeof(val->data.integer);
+    case PMIX_PROC_RANK:   return sizeof(val->data.rank);
     default:               return sizeof(val->data);
     }
 }
