@@ -14,8 +14,9 @@
 # the slope per added PE of each column (least squares over the sizes).
 #
 #   --rxe        run the verbs rows inside a Soft-RoCE guest
-#                (tests/rxe/run-in-vm.sh; SCALE_BENCH_MEM MiB, default 3072):
-#                --transports defaults to "verbs" there
+#                (tests/rxe/run-in-vm.sh; SCALE_BENCH_MEM MiB, default 3072,
+#                SCALE_BENCH_TIMEOUT s, default 1500; the caller's SYMRAIL_*
+#                variables go along): --transports defaults to "verbs" there
 #   --raw FILE   keep every PE's line and the library's stats lines in FILE
 #
 # Exit 0 when every run succeeded, 1 otherwise (the row says which size
@@ -44,8 +45,15 @@ done
 case $raw in '' | /*) ;; *) raw=$(pwd -P)/$raw ;; esac
 
 if [ "$rxe" = 1 ]; then
+    # The caller's SYMRAIL_* knobs go along (SYMRAIL_OP_TIMEOUT: an emulated
+    # device takes minutes to connect 32 PEs); SYMRAIL_RXE_* steer the guest.
+    set --
+    for v in $(env | sed -n 's/^\(SYMRAIL_[A-Za-z0-9_]*\)=.*/\1/p'); do
+        case $v in SYMRAIL_IB_DEVICES | SYMRAIL_RXE_*) continue ;; esac
+        eval "set -- \"\$@\" --env \"$v=\${$v}\""
+    done
     exec sh "$here/../rxe/run-in-vm.sh" --devices 1 --mem "${SCALE_BENCH_MEM:-3072}" \
-        --timeout "${SCALE_BENCH_TIMEOUT:-1500}" --env SYMRAIL_IB_DEVICES=rxe0 \
+        --timeout "${SCALE_BENCH_TIMEOUT:-1500}" "$@" --env SYMRAIL_IB_DEVICES=rxe0 \
         -- sh "$here/scale_bench.sh" "$build" --transports "${transports:-verbs}" \
         --pes "$pes" --reps "$reps" --heap "$heap" ${raw:+--raw "$raw"}
 fi
