@@ -263,7 +263,7 @@ RC=$?
 check_rc 0
 got=$(LC_ALL=C sort "$OUT" | tr '\n' ' ')
 want=""
-for r in 0 1 2 3; do want="$want[$r] 0 [$r] 1 [$r] 2 "; done
+for r in 0 1 2 3; do want="${want}[$r] 0 [$r] 1 [$r] 2 "; done
 if [ "$got" = "$want" ]; then
     pass "$CASE: only stdin, stdout and stderr open in the ranks"
 else
