@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,28 @@ int sr_symrun_raise_fd_limit(int nranks)
 
 /* ---- children ---------------------------------------------------------- */
 
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/*
+ * Marks every descriptor from 3 up close-on-exec, in the child between fork
+ * and exec: the PMIx server opens its listener and its connections to the
+ * ranks already started without that flag, and whatever symrun inherited
+ * from its own caller is not the program's either.  Marking rather than
+ * closing keeps the exec report pipe working until the exec. Kernels
+ * before 5.11 lack close_range: then one fcntl per possible descriptor.
+ */
+static void sr_symrun_cloexec_all(long fd_max)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+#endif
+    for (long fd = 3; fd < fd_max; fd++)
+        (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
 /*
  * fork and exec rather than posix_spawn, for PR_SET_PDEATHSIG: a rank must
  * not outlive a launcher killed with SIGKILL, which can clean nothing up.
@@ -78,6 +101,7 @@ static int sr_symrun_fork_exec(sr_symrun_job_t *job, int r, int out_w, int err_w
                                char **env, pid_t *pid_p)
 {
     pid_t parent = getpid();
+    long fd_max = sysconf(_SC_OPEN_MAX);
     int rep[2];
     pid_t pid;
     ssize_t n;
@@ -101,6 +125,7 @@ static int sr_symrun_fork_exec(sr_symrun_job_t *job, int r, int out_w, int err_w
             goto child_fail;
         if (fd > STDERR_FILENO)
             close(fd);
+        sr_symrun_cloexec_all(fd_max < 0 ? 1024 : fd_max);
         /* Own process group, so that stopping a rank reaches whatever it
          * started. */
         if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)

@@ -34,6 +34,19 @@ symrail_status_t sr_boot_fence(sr_boot_t *boot);
 void sr_boot_abort(sr_boot_t *boot, int code, const char *msg) __attribute__((noreturn));
 void sr_boot_fini(sr_boot_t *boot);
 
+/* This PE's calls into PMIx since sr_boot_init, and the bytes of the values
+ * they carried: what init costs the launcher as the job grows (printed with
+ * SYMRAIL_STATS).  A collecting fence brings every PE's data along, so the
+ * gets after it are answered from the local copy; get_bytes still counts
+ * them, which is what this PE took in. */
+typedef struct {
+    uint64_t gets, get_bytes;
+    uint64_t puts, put_bytes;
+    uint64_t fences;
+    uint64_t names;       /* publish, unpublish and lookup calls */
+} sr_boot_stats_t;
+void sr_boot_stats(const sr_boot_t *boot, sr_boot_stats_t *stats_p);
+
 /*
  * A job key: SR_BOOT_KEY_LEN random bytes that rank 0 draws and that reach
  * the processes of this job only, through the launcher's PMIx server, which

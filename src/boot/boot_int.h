@@ -27,12 +27,20 @@ struct sr_boot {
     uint8_t        key[SR_BOOT_KEY_LEN];
     int            key_state;   /* SR_BOOT_KEY_* */
     unsigned       key_exchange;
+    sr_boot_stats_t stats;      /* updated atomically: lookups come from any thread */
 };
 
 enum { SR_BOOT_KEY_NONE, SR_BOOT_KEY_OWN };
 
 /* A PMIx status as ours: the codes every boot call shares. */
 symrail_status_t sr_boot_status(pmix_status_t rc);
+/* PMIx_Get, counted in boot->stats; the value as PMIx_Get gives it. */
+pmix_status_t sr_boot_get(sr_boot_t *boot, const pmix_proc_t *proc, const char *key,
+                          pmix_value_t **val_p);
+/* Counts a PMIx_Put of `len` bytes. */
+void sr_boot_count_put(sr_boot_t *boot, size_t len);
+/* Counts a PMIx_Publish, _Unpublish or _Lookup. */
+void sr_boot_count_name(sr_boot_t *boot);
 /* Unpublishes what this PE still has published; before PMIx_Finalize. */
 void sr_boot_names_fini(sr_boot_t *boot);
 

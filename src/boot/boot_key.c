@@ -45,6 +45,7 @@ symrail_status_t sr_boot_key_offer(sr_boot_t *boot)
     sr_boot_key_name(boot->key_exchange, name, sizeof(name));
     /* Committed with the exchange's blob. */
     pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, name, &value);
+    sr_boot_count_put(boot, sizeof(boot->key));
     if (rc != PMIX_SUCCESS) {
         /* The others find no key and fall back alike. */
         sr_warn("the launcher's PMIx cannot carry a job key (PMIx_Put: %s)",
@@ -71,7 +72,7 @@ symrail_status_t sr_boot_key(sr_boot_t *boot, uint8_t key_p[SR_BOOT_KEY_LEN])
     char name[PMIX_MAX_KEYLEN + 1];
     sr_boot_key_name(boot->key_exchange, name, sizeof(name));
     PMIX_LOAD_PROCID(&proc, boot->myproc.nspace, 0);
-    pmix_status_t rc = PMIx_Get(&proc, name, NULL, 0, &val);
+    pmix_status_t rc = sr_boot_get(boot, &proc, name, &val);
     if (rc == PMIX_ERR_NOT_FOUND) {
         sr_info("PE 0 put no job key into the launcher's PMIx store");
         return SYMRAIL_ERR_UNSUPPORTED;

@@ -152,6 +152,7 @@ symrail_status_t sr_boot_publish(sr_boot_t *boot, const char *key, const void *v
     symrail_status_t st = sr_boot_names_ready(boot, key, &full);
     if (st != SYMRAIL_OK)
         return st;
+    sr_boot_count_name(boot);
     if (val == NULL || len == 0 || len > SR_BOOT_NAME_VAL_MAX) {
         sr_error("names: the value of '%s' is %s%zu bytes (1..%d allowed)", key,
                  val == NULL ? "NULL, of " : "", len, SR_BOOT_NAME_VAL_MAX);
@@ -192,6 +193,7 @@ symrail_status_t sr_boot_unpublish(sr_boot_t *boot, const char *key)
     symrail_status_t st = sr_boot_names_ready(boot, key, &full);
     if (st != SYMRAIL_OK)
         return st;
+    sr_boot_count_name(boot);
     pmix_status_t rc = sr_boot_unpublish_key(full.key);
     if (rc == PMIX_SUCCESS || rc == PMIX_ERR_NOT_FOUND) {
         sr_boot_names_track(boot, &full, false);
@@ -359,6 +361,7 @@ symrail_status_t sr_boot_lookup(sr_boot_t *boot, const char *key, uint64_t timeo
     symrail_status_t st = sr_boot_names_ready(boot, key, &full);
     if (st != SYMRAIL_OK)
         return st;
+    sr_boot_count_name(boot);
     /* A year stands for "forever" and keeps the sums in range. */
     uint64_t span = timeout_ms > 365ull * 86400000 ? 365ull * 86400000 : timeout_ms;
     int64_t deadline = span ? sr_boot_now_ms() + (int64_t)span : 0;

@@ -60,10 +60,59 @@ static int sr_boot_launched(void)
     return 0;
 }
 
-static symrail_status_t sr_boot_get_u32(const pmix_proc_t *proc, const char *key, uint32_t *val_p)
+#define SR_BOOT_ADD(field, n) __atomic_fetch_add(&(field), (uint64_t)(n), __ATOMIC_RELAXED)
+
+/* The bytes a value brings: its payload, or its fixed size. */
+static size_t sr_boot_value_len(const pmix_value_t *val)
+{
+    switch (val->type) {
+    case PMIX_BYTE_OBJECT: return val->data.bo.size;
+    case PMIX_STRING:      return val->data.string ? strlen(val->data.string) + 1 : 0;
+    case PMIX_UINT16:      return sizeof(val->data.uint16);
+    case PMIX_UINT32:      return sizeof(val->data.uint32);
+    case PMIX_INT:         return sizeof(val->data.integer);
+    case PMIX_PROC_RANK:   return sizeof(val->data.rank);
+    default:               return sizeof(val->data);
+    }
+}
+
+pmix_status_t sr_boot_get(sr_boot_t *boot, const pmix_proc_t *proc, const char *key,
+                          pmix_value_t **val_p)
+{
+    pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, val_p);
+    SR_BOOT_ADD(boot->stats.gets, 1);
+    if (rc == PMIX_SUCCESS && *val_p != NULL)
+        SR_BOOT_ADD(boot->stats.get_bytes, sr_boot_value_len(*val_p));
+    return rc;
+}
+
+void sr_boot_count_put(sr_boot_t *boot, size_t len)
+{
+    SR_BOOT_ADD(boot->stats.puts, 1);
+    SR_BOOT_ADD(boot->stats.put_bytes, len);
+}
+
+void sr_boot_count_name(sr_boot_t *boot)
+{
+    SR_BOOT_ADD(boot->stats.names, 1);
+}
+
+void sr_boot_stats(const sr_boot_t *boot, sr_boot_stats_t *stats_p)
+{
+    const sr_boot_stats_t *s = &boot->stats;
+    stats_p->gets = __atomic_load_n(&s->gets, __ATOMIC_RELAXED);
+    stats_p->get_bytes = __atomic_load_n(&s->get_bytes, __ATOMIC_RELAXED);
+    stats_p->puts = __atomic_load_n(&s->puts, __ATOMIC_RELAXED);
+    stats_p->put_bytes = __atomic_load_n(&s->put_bytes, __ATOMIC_RELAXED);
+    stats_p->fences = __atomic_load_n(&s->fences, __ATOMIC_RELAXED);
+    stats_p->names = __atomic_load_n(&s->names, __ATOMIC_RELAXED);
+}
+
+static symrail_status_t sr_boot_get_u32(sr_boot_t *boot, const pmix_proc_t *proc,
+                                        const char *key, uint32_t *val_p)
 {
     pmix_value_t *val = NULL;
-    pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, &val);
+    pmix_status_t rc = sr_boot_get(boot, proc, key, &val);
     if (rc != PMIX_SUCCESS) {
         sr_error("PMIx_Get(%s) for rank %u failed: %s", key, proc->rank, PMIx_Error_string(rc));
         return sr_boot_status(rc);
@@ -113,17 +162,17 @@ static symrail_status_t sr_boot_locality(sr_boot_t *boot)
     uint32_t u32;
 
     PMIX_LOAD_PROCID(&wild, boot->myproc.nspace, PMIX_RANK_WILDCARD);
-    st = sr_boot_get_u32(&wild, PMIX_JOB_SIZE, &u32);
+    st = sr_boot_get_u32(boot, &wild, PMIX_JOB_SIZE, &u32);
     if (st != SYMRAIL_OK)
         return st;
     info->size = (int)u32;
-    if (sr_boot_get_u32(&boot->myproc, PMIX_LOCAL_RANK, &u32) == SYMRAIL_OK)
+    if (sr_boot_get_u32(boot, &boot->myproc, PMIX_LOCAL_RANK, &u32) == SYMRAIL_OK)
         info->local_rank = (int)u32;
     info->is_local = calloc((size_t)info->size, 1);
     if (info->is_local == NULL)
         return SYMRAIL_ERR_NOMEM;
 
-    pmix_status_t rc = PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val);
+    pmix_status_t rc = sr_boot_get(boot, &wild, PMIX_LOCAL_PEERS, &val);
     if (rc != PMIX_SUCCESS || val->type != PMIX_STRING) {
         sr_error("PMIx_Get(PMIX_LOCAL_PEERS) failed: %s; the launcher must provide locality",
                  PMIx_Error_string(rc));
@@ -228,6 +277,7 @@ static symrail_status_t sr_boot_fence_collect(sr_boot_t *boot, int collect)
     if (boot->timeout_s > 0)
         PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &boot->timeout_s, PMIX_INT);
     pmix_status_t rc = PMIx_Fence(NULL, 0, info, ninfo);
+    SR_BOOT_ADD(boot->stats.fences, 1);
     for (size_t i = 0; i < ninfo; i++)
         PMIX_INFO_DESTRUCT(&info[i]);
     if (rc == PMIX_ERR_TIMEOUT) {
@@ -270,6 +320,7 @@ symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
         char key[PMIX_MAX_KEYLEN + 1];
         snprintf(key, sizeof(key), "%s.%u", SR_BOOT_KEY, boot->exchanges);
         rc = PMIx_Put(PMIX_GLOBAL, key, &value);
+        sr_boot_count_put(boot, len);
         if (rc == PMIX_SUCCESS)
             rc = PMIx_Commit();
         if (rc != PMIX_SUCCESS) {
@@ -299,7 +350,7 @@ symrail_status_t sr_boot_exchange(sr_boot_t *boot, const void *blob, size_t len,
         PMIX_LOAD_PROCID(&proc, boot->myproc.nspace, (pmix_rank_t)r);
         char key[PMIX_MAX_KEYLEN + 1];
         snprintf(key, sizeof(key), "%s.%u", SR_BOOT_KEY, boot->exchanges);
-        pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, &val);
+        pmix_status_t rc = sr_boot_get(boot, &proc, key, &val);
         if (rc != PMIX_SUCCESS || val->type != PMIX_BYTE_OBJECT) {
             sr_error("reading the connection blob of PE %d through PMIx failed: %s", r,
                      PMIx_Error_string(rc));

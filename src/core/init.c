@@ -274,6 +274,8 @@ static void sr_stats_print(void)
     char rails[512] = "";
     size_t pos = 0;
     sr_stats_collect(&s);
+    sr_boot_stats_t b;
+    sr_boot_stats(sr_rt.boot, &b);
     for (uint32_t r = 0; r < s.nrails && pos < sizeof(rails); r++)
         pos += (size_t)snprintf(rails + pos, sizeof(rails) - pos, " %s %llu B/%llu slices",
                                 s.rails[r].name, (unsigned long long)s.rails[r].bytes,
@@ -283,7 +285,7 @@ static void sr_stats_print(void)
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
             "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu "
-            "repairs %llu"
+            "repairs %llu; pmix gets %llu (%llu B) puts %llu (%llu B) fences %llu names %llu"
             "%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
             (unsigned long long)s.puts, (unsigned long long)s.put_bytes,
             (unsigned long long)s.gets, (unsigned long long)s.get_bytes,
@@ -294,6 +296,9 @@ static void sr_stats_print(void)
             (unsigned long long)s.completions, (unsigned long long)s.stalls,
             (unsigned long long)s.qp_full, (unsigned long long)s.cq_full,
             (unsigned long long)s.retries, (unsigned long long)s.repairs,
+            (unsigned long long)b.gets, (unsigned long long)b.get_bytes,
+            (unsigned long long)b.puts, (unsigned long long)b.put_bytes,
+            (unsigned long long)b.fences, (unsigned long long)b.names,
             s.nrails ? "; rails:" : "", rails);
 }
 

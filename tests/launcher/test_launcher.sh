@@ -252,6 +252,25 @@ check_rc 0
 if [ "$(grep -cx hello "$OUT")" -eq 3 ]; then pass "$CASE: program without PMIx"; else fail "$CASE: program without PMIx" "$(tr '\n' ';' <"$OUT")"; fi
 check_tmp_clean
 
+# Nothing of the launcher's reaches a rank: not the PMIx server's sockets
+# (its listener, its connections to the ranks started before) and not a
+# descriptor symrun inherited from its caller (9 here).
+new_case fds
+# ls lists the shell's descriptors, not its own.
+TMPDIR=$CASE_TMP "$SYMRUN" -n 4 --prefix-output sh -c 'ls /proc/$$/fd' \
+    >"$OUT" 2>"$ERR" </dev/null 9</dev/null
+RC=$?
+check_rc 0
+got=$(LC_ALL=C sort "$OUT" | tr '\n' ' ')
+want=""
+for r in 0 1 2 3; do want="${want}[$r] 0 [$r] 1 [$r] 2 "; done
+if [ "$got" = "$want" ]; then
+    pass "$CASE: only stdin, stdout and stderr open in the ranks"
+else
+    fail "$CASE: only stdin, stdout and stderr open in the ranks" "got: $got"
+fi
+check_tmp_clean
+
 # ---- failing ranks --------------------------------------------------------
 
 run crash -n 4 "$BIN/rank_crash"

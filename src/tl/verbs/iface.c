@@ -114,8 +114,17 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ibv_query_device(ctx->rails[0].dev->ctx, &da);
     size_t ncqe = (size_t)n * (3 * ctx->depth + 8);
     if (ncqe > (size_t)da.max_cqe) {
-        sr_error("verbs: %d peers x SYMRAIL_IB_NOTIFY_DEPTH=%u needs %zu CQ entries, %s has %d",
-                 n, ctx->depth, ncqe, ctx->rails[0].dev->name, da.max_cqe);
+        /* The job size is given, the depth is not: say which depth fits. */
+        long fit = ((long)da.max_cqe / n - 8) / 3;
+        char hint[96];
+        if (fit >= 4)
+            snprintf(hint, sizeof(hint), "set SYMRAIL_IB_NOTIFY_DEPTH=%ld or less for %d PEs",
+                     fit, n);
+        else
+            snprintf(hint, sizeof(hint), "%d PEs do not fit even at the smallest depth", n);
+        sr_error("verbs: one notification CQ for %d PEs x SYMRAIL_IB_NOTIFY_DEPTH=%u needs %zu "
+                 "entries, %s has at most %d (max_cqe): %s", n, ctx->depth, ncqe,
+                 ctx->rails[0].dev->name, da.max_cqe, hint);
         st = SYMRAIL_ERR_INVALID;
         goto err;
     }
