@@ -399,10 +399,6 @@ static int sr_symrun_read_env_settings(sr_symrun_job_t *job)
     const char *s;
 
     job->grace_ms = SR_SYMRUN_DEFAULT_GRACE_MS;
-    /* The ranks' own setting: with it they go on without a failed rank,
-     * and so do we. */
-    s = getenv("SYMRAIL_ON_PEER_FAILURE");
-    job->keep_going = s != NULL && strcasecmp(s, "report") == 0;
     s = getenv("SYMRUN_GRACE_MS");
     if (s != NULL && s[0] != '\0' &&
         sr_symrun_args_parse_grace(s, &job->grace_ms) != 0) {
@@ -470,6 +466,10 @@ int main(int argc, char **argv)
         goto err_args;
     if (sr_symrun_build_env(&job) != 0)
         goto err_bind;
+    /* The ranks' own setting, -x included: with it they go on without a
+     * failed rank, and so do we. */
+    const char *policy = sr_symrun_env_get(job.base_env, "SYMRAIL_ON_PEER_FAILURE");
+    job.keep_going = policy != NULL && strcasecmp(policy, "report") == 0;
     e = sr_symrun_find_prog(job.args.prog_argv[0],
                             sr_symrun_env_get(job.base_env, "PATH"),
                             &job.prog_path);

@@ -115,7 +115,7 @@ static symrail_status_t sr_as_wait(sr_aset_t *a, int idx, int shift, uint64_t ma
     sr_fwait_t f = { (const uint64_t *)(const void *)(a->psync + idx), shift, mask, want };
     if (sr_field_ready(&f))
         return SYMRAIL_OK;
-    sr_wait_on_t on = { a->fn, SR_WAIT_PE_ANY, f.w };
+    sr_wait_on_t on = { a->fn, SR_WAIT_PE_ANY, f.w, 0 };
     return sr_wait_on(a->ctx, sr_field_ready, &f, SR_WAIT_REMOTE, sr_rt.env.op_timeout, &on);
 }
 

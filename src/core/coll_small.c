@@ -73,7 +73,7 @@ static symrail_status_t sr_small_take(const sr_small_as_t *s, int idx, uint64_t 
 {
     sr_small_wait_t w = { (const uint64_t *)(const void *)(s->psync + idx), count };
     symrail_status_t st = SYMRAIL_OK;
-    sr_wait_on_t on = { s->fn, SR_WAIT_PE_ANY, w.w };
+    sr_wait_on_t on = { s->fn, SR_WAIT_PE_ANY, w.w, 0 };
     if (!sr_small_ready(&w))
         st = sr_wait_on(s->ctx, sr_small_ready, &w, SR_WAIT_REMOTE, sr_rt.env.op_timeout, &on);
     if (st == SYMRAIL_OK)

@@ -97,8 +97,13 @@ static void sr_peer_state_set(int pe, int to, const char *cause)
             return;
     } while (!__atomic_compare_exchange_n(&p->state, &from, (uint8_t)to, 0, __ATOMIC_ACQ_REL,
                                           __ATOMIC_RELAXED));
-    __atomic_store_n(&p->state_gen, __atomic_add_fetch(&sr_rt.peer_events, 1, __ATOMIC_ACQ_REL),
-                     __ATOMIC_RELEASE);
+    /* Two changes of one peer from two threads may store out of order: the
+     * newest number must stay, or a wait would skip the later change. */
+    uint64_t gen = __atomic_add_fetch(&sr_rt.peer_events, 1, __ATOMIC_ACQ_REL);
+    uint64_t cur = __atomic_load_n(&p->state_gen, __ATOMIC_RELAXED);
+    while (cur < gen && !__atomic_compare_exchange_n(&p->state_gen, &cur, gen, 0,
+                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
     if (from == SYMRAIL_PEER_OK)
         __atomic_fetch_add(&sr_rt.peers_down, 1, __ATOMIC_ACQ_REL);
     else if (to == SYMRAIL_PEER_OK)

@@ -164,8 +164,10 @@ void sr_wait_setup(void)
  * any peer that is gone or unresponsive does (the job ends anyway).  Under
  * report the job goes on without it: a wait on one peer ends for that peer
  * only, and a wait that cannot name its peer for a peer whose state changed
- * since the wait began (it may have been the one that was to answer), but
- * not for one that had failed before: other peers keep working.
+ * to FAILED since the wait began (it may have been the one that was to
+ * answer), but not for one that had failed before, nor for one only
+ * suspect: other peers keep working.  A wait of a collective among all PEs
+ * (on->all) also ends for a PE that failed before it began.
  */
 static int sr_wait_peer_ends(const sr_wait_on_t *on, int bad, uint64_t *gen0_p,
                              symrail_status_t *st_p)
@@ -178,7 +180,10 @@ static int sr_wait_peer_ends(const sr_wait_on_t *on, int bad, uint64_t *gen0_p,
         if (on->pe != bad)
             (void)sr_peer_alive(on->pe, sr_time_ns());
         *st_p = sr_peer_state_status(on->pe);
-        return *st_p != SYMRAIL_OK ? on->pe : -1;
+        if (*st_p != SYMRAIL_OK)
+            return on->pe;
+        if (!on->all)
+            return -1;
     }
     uint64_t gen = __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
     if (gen == *gen0_p)
@@ -186,8 +191,10 @@ static int sr_wait_peer_ends(const sr_wait_on_t *on, int bad, uint64_t *gen0_p,
     /* The job's PEs: a connected peer that leaves is no failure of the job. */
     for (int pe = 0; pe < sr_rt.n_pes; pe++) {
         if (__atomic_load_n(&sr_rt.peers[pe].state_gen, __ATOMIC_ACQUIRE) > *gen0_p &&
-            (*st_p = sr_peer_state_status(pe)) != SYMRAIL_OK)
+            __atomic_load_n(&sr_rt.peers[pe].state, __ATOMIC_ACQUIRE) == SYMRAIL_PEER_FAILED) {
+            *st_p = SYMRAIL_ERR_PEER_GONE;
             return pe;
+        }
     }
     *gen0_p = gen;  /* only peers that came back: none to look at again */
     return -1;
@@ -204,7 +211,9 @@ symrail_status_t sr_wait_on(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigne
 
     start = sr_time_ns();
     next_check = start + SR_WAIT_SLICE_NS;
-    uint64_t gen0 = __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
+    /* A collective among all PEs began when none had failed (it checked):
+     * every change counts, also one made before this snapshot. */
+    uint64_t gen0 = on->all ? 0 : __atomic_load_n(&sr_rt.peer_events, __ATOMIC_ACQUIRE);
     for (;;) {
         sr_progress(ctx);
         if (cond(arg))

@@ -382,6 +382,9 @@ typedef struct {
     const char *what;
     int         pe;
     const void *addr;
+    /* A collective among all the job's PEs: under report it also ends for
+     * any of them that fails while it waits, not only for pe. */
+    int         all;
 } sr_wait_on_t;
 /* Waits until cond(arg) is true, progressing ctx (may be NULL); timeout_ms
  * 0: no limit.  A peer gone or unresponsive ends it (PEER_GONE, _UNRESPONSIVE):
@@ -392,7 +395,7 @@ symrail_status_t sr_wait_on(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, unsigne
 static inline symrail_status_t sr_wait(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg,
                                        unsigned flags, uint64_t timeout_ms, const char *what)
 {
-    sr_wait_on_t on = { what, SR_WAIT_PE_ANY, NULL };
+    sr_wait_on_t on = { what, SR_WAIT_PE_ANY, NULL, 0 };
     return sr_wait_on(ctx, cond, arg, flags, timeout_ms, &on);
 }
 /* The same naming the peer. */
@@ -400,7 +403,7 @@ static inline symrail_status_t sr_wait_pe(sr_ctx_t *ctx, sr_cond_fn_t cond, void
                                           unsigned flags, uint64_t timeout_ms, const char *what,
                                           int pe)
 {
-    sr_wait_on_t on = { what, pe, NULL };
+    sr_wait_on_t on = { what, pe, NULL, 0 };
     return sr_wait_on(ctx, cond, arg, flags, timeout_ms, &on);
 }
 /* req.c */

@@ -152,7 +152,7 @@ static symrail_status_t sr_barrier_flat(sr_ctx_t *ctx, uint64_t epoch, uint64_t 
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };
-        sr_wait_on_t on = { "barrier (PE 0's release)", 0, slot };
+        sr_wait_on_t on = { "barrier (PE 0's release)", 0, slot, 1 };
         st = sr_wait_on(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, &on);
         if (st == SYMRAIL_OK && w.seen != mine)
             st = sr_bw_mismatch(epoch, mine, 0, w.seen);
@@ -161,7 +161,7 @@ static symrail_status_t sr_barrier_flat(sr_ctx_t *ctx, uint64_t epoch, uint64_t 
     sr_bgather_t g = { in, epoch, 0, n - 1 };
     if (!sr_bgather_ready(&g)) {
         sr_wait_on_t on = { "barrier (the other PEs' arrivals)", SR_WAIT_PE_ANY,
-                            &in->barrier[0][epoch & 1] };
+                            &in->barrier[0][epoch & 1], 1 };
         st = sr_wait_on(ctx, sr_bgather_ready, &g, SR_WAIT_REMOTE, 0, &on);
         if (st != SYMRAIL_OK)
             return st;
@@ -218,7 +218,7 @@ static symrail_status_t sr_barrier_run(sr_ctx_t *ctx, sr_coll_t kind, uint64_t s
         if (st != SYMRAIL_OK)
             return st;
         sr_bwait_t w = { slot, epoch, 0 };
-        sr_wait_on_t on = { "barrier", from, slot };
+        sr_wait_on_t on = { "barrier", from, slot, 1 };
         st = sr_wait_on(ctx, sr_bw_ready, &w, SR_WAIT_REMOTE, 0, &on);
         if (st != SYMRAIL_OK)
             return st;
@@ -247,7 +247,7 @@ symrail_status_t sr_signal_wait(uint64_t *sig, symrail_cmp_t cmp, uint64_t value
                                 uint64_t *value_p)
 {
     sr_sigwait_t w = { sig, cmp, value, 0 };
-    sr_wait_on_t on = { "signal_wait_until", SR_WAIT_PE_ANY, sig };
+    sr_wait_on_t on = { "signal_wait_until", SR_WAIT_PE_ANY, sig, 0 };
     symrail_status_t st = sr_wait_on(NULL, sr_sig_ready, &w, SR_WAIT_REMOTE, 0, &on);
     if (st == SYMRAIL_OK && value_p)
         *value_p = w.seen;

@@ -130,7 +130,7 @@ static int sr_lock_ready(void *arg)
 static uint64_t sr_lock_await(const char *fn, int slot, uint64_t mask)
 {
     sr_lock_wait_t w = { &sr_intern()->lock_node[slot], mask };
-    sr_wait_on_t on = { fn, SR_WAIT_PE_ANY, w.node };
+    sr_wait_on_t on = { fn, SR_WAIT_PE_ANY, w.node, 0 };
     symrail_status_t st = sr_wait_on(NULL, sr_lock_ready, &w, SR_WAIT_REMOTE, 0, &on);
     if (sr_unlikely(st != SYMRAIL_OK))
         sr_api_fatal(fn, st);

@@ -129,7 +129,7 @@ static size_t sr_sh_sync(const char *fn, int wait, sr_sh_set_t set, const void *
             return set == SR_SH_ALL ? 0 : none;
         return set == SR_SH_ALL ? 1 : w.result;
     }
-    sr_wait_on_t on = { fn, SR_WAIT_PE_ANY, ivars };
+    sr_wait_on_t on = { fn, SR_WAIT_PE_ANY, ivars, 0 };
     symrail_status_t st = sr_wait_on(NULL, sr_sh_ready, &w, SR_WAIT_REMOTE, 0, &on);
     if (st != SYMRAIL_OK)
         sr_api_fatal(fn, st);

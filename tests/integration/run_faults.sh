@@ -43,11 +43,11 @@ case_pids() {
         sed 's|/proc/\([0-9]*\)/environ|\1|' | tr '\n' ' '
 }
 
-# Processes of the case still there after up to 5 s (a PE that notices its
-# launcher is gone needs a moment).
+# Processes of the case still there after up to BOUND_S (a PE that notices
+# its launcher is gone needs up to SYMRAIL_OP_TIMEOUT, longer under load).
 orphans() {
     i=0
-    while [ $i -lt 50 ]; do
+    while [ $i -lt $((BOUND_S * 10)) ]; do
         left=$(case_pids)
         [ -z "$left" ] && return 0
         sleep 0.1
@@ -138,7 +138,9 @@ for tl in shm tcp; do
     el=$(($(now_ms) - t0))
     why=
     [ "$rc" -ne 0 ] || why="exit status 0"
-    [ -z "$why" ] && ! grep -Eq "^symrun: rank 1 \(pid $victim\) killed by signal 9 \(SIGKILL\)" \
+    # symrun names the first rank it reaps: rank 1, or a survivor that saw
+    # rank 1 gone first and said so (over TCP a closed lane can tell first).
+    [ -z "$why" ] && ! grep -Eq "^symrun: rank 1 \(pid $victim\) killed by signal 9 \(SIGKILL\)|warn: PE 1 \(pid $victim\) failed: " \
         "$cdir/err" && why="no message naming rank 1"
     [ -z "$why" ] && [ $el -gt $((BOUND_S * 1000)) ] && why="took $el ms"
     [ -z "$why" ] && grep -q 'is wrong' "$cdir/err" && why="a survivor saw corrupt data"

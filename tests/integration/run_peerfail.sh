@@ -21,12 +21,28 @@ for tl in shm tcp; do
         'signal_wait_until, waiting on word 0x[0-9a-f]+: PE 2 \(pid [0-9]+\) is gone'
     count_case "report: the barrier names the failed PE ($tl)" 2 \
         'barrier: PE 2 of the team has failed'
+    # Before the barrier waited only for the PE it named, PEs 1 and 2 waited
+    # for PE 0's release for good.
+    run_case "report: a PE killed inside barrier_all fails it on the others ($tl)" 137 \
+        'symrun: rank 3 \(pid [0-9]+\) killed by signal 9' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
+        "$SYMRUN" -n 4 --timeout 120 "$T/t_peerfail" inbar
+    count_case "report: all three others leave the barrier ($tl)" 3 \
+        '^ok: PE [012] left the barrier PE 3 died in'
     run_case "abort: a killed PE 2 ends the job, named ($tl)" nonzero \
         'symrun: rank 2 \(pid [0-9]+\) killed by signal 9 \(Killed|KILL' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_OP_TIMEOUT=2s \
         "$SYMRUN" -n 3 --timeout 120 "$T/t_peerfail" abort
     count_case "abort: the others do not go on ($tl)" 0 'the others go on|^ok:'
 done
+# The policy given with -x is the ranks' and symrun's alike (symrun read
+# only its own environment before).
+run_case "report set with -x: symrun lets the others go on" 137 \
+    'symrun: rank 3 \(pid [0-9]+\) killed by signal 9.*the others go on' \
+    env SYMRAIL_TRANSPORTS=shm SYMRAIL_OP_TIMEOUT=2s \
+    "$SYMRUN" -x SYMRAIL_ON_PEER_FAILURE=report -n 4 --timeout 120 "$T/t_peerfail" inbar
+count_case "report set with -x: all three others leave the barrier" 3 \
+    '^ok: PE [012] left the barrier PE 3 died in'
 # Waits that time out name their peer (SYMRAIL_TEST_HOLD_LANE keeps the
 # completions back for longer than SYMRAIL_OP_TIMEOUT).
 run_case "a held get and quiet time out (tcp)" 0 '^ok: a held get and quiet time out' \

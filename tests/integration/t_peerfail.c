@@ -12,6 +12,9 @@
  *   t_peerfail timeout  2 PEs over TCP with SYMRAIL_TEST_HOLD_LANE=0:MS longer
  *                       than SYMRAIL_OP_TIMEOUT: a get and a quiet time out
  *                       (the driver checks that their messages name PE 1).
+ *   t_peerfail inbar    4 PEs under report: the last PE dies while the others
+ *                       wait in barrier_all, each for a PE that is alive; the
+ *                       barrier fails on all three within the bound, none hangs.
  */
 #include "tcommon.h"
 
@@ -198,6 +201,33 @@ static void abort_policy(int me)
     }
 }
 
+static void in_barrier(int me, int n)
+{
+    uint64_t *left = symrail_calloc(1, sizeof(*left));
+    T_ASSERT(left, "symrail_calloc failed");
+    T_CHECK(symrail_barrier_all());
+    if (me == n - 1) {
+        /* Late enough that the others are inside the barrier. */
+        usleep(500 * 1000);
+        raise(SIGKILL);
+    }
+    double t0 = now_s(), limit = 4 * op_timeout_s();
+    symrail_status_t bs = symrail_barrier_all();
+    double dt = now_s() - t0;
+    T_ASSERT(bs == SYMRAIL_ERR_PEER_GONE, "barrier_all with PE %d killed in it returned %d (%s)",
+             n - 1, (int)bs, symrail_strerror(bs));
+    T_ASSERT(dt < limit, "barrier_all took %.1f s to fail", dt);
+    /* PE 0, whose release the others wait for, stays until they are out:
+     * they must not need it to go for their wait to end. */
+    if (me == 0)
+        T_CHECK(symrail_signal_wait_until(left, SYMRAIL_CMP_EQ, (uint64_t)n - 2, NULL));
+    else
+        T_CHECK(symrail_atomic_add(left, 1, 0));
+    printf("ok: PE %d left the barrier PE %d died in after %.2f s\n", me, n - 1, dt);
+    fflush(stdout);
+    T_CHECK(symrail_finalize_status());
+}
+
 static void timeouts(int me)
 {
     unsigned char *buf = symrail_malloc(BLK);
@@ -232,6 +262,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "timeout") == 0) {
         T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
         timeouts(me);
+        return 0;
+    }
+    if (strcmp(mode, "inbar") == 0) {
+        T_ASSERT(symrail_n_pes() == 4, "run with 4 PEs");
+        in_barrier(me, 4);
         return 0;
     }
     T_ASSERT(symrail_n_pes() == 3, "run with 3 PEs");
