@@ -18,7 +18,8 @@ VG="$top_builddir/libtool --mode=execute valgrind -q --error-exitcode=1 --leak-c
 U=$top_builddir/tests/unit
 P=$top_builddir/tests/valgrind/t_vg_probe
 # Valgrind runs a PE some 20-50 times slower: small heaps, a generous bound.
-export SYMRAIL_HEAP_SIZE=${SYMRAIL_HEAP_SIZE:-32M}
+SYMRAIL_HEAP_SIZE="${SYMRAIL_HEAP_SIZE:-32M}"
+export SYMRAIL_HEAP_SIZE
 TO=600
 
 if [ -n "${VG_PROBE:-}" ]; then
