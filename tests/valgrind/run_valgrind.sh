@@ -37,16 +37,16 @@ for u in test_util test_strlist test_env test_slice test_heap_alloc test_credits
 done
 for tl in shm tcp; do
     # Over TCP alone symrail_ptr gives no pointer to a peer.
-    noptr=0; [ $tl = shm ] || noptr=1
+    noptr=; [ $tl = shm ] || noptr=T_NO_PTR=1
     for t in t_rma t_atomic t_notify; do
         # shellcheck disable=SC2086
         run_case "valgrind: $t over $tl (-n 2)" 0 '^ok: ' \
-            env SYMRAIL_TRANSPORTS=$tl T_NO_PTR=$noptr "$SYMRUN" -n 2 --timeout $TO $VG "$T/$t"
+            env SYMRAIL_TRANSPORTS=$tl $noptr "$SYMRUN" -n 2 --timeout $TO $VG "$T/$t"
     done
     # shellcheck disable=SC2086
     run_case "valgrind: globals as symmetric memory over $tl (-n 2)" 0 \
         '^ok: data: globals and statics symmetric' \
-        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_SLICE_SIZE=16K T_NO_PTR=$noptr \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_SLICE_SIZE=16K $noptr \
         "$SYMRUN" -n 2 --timeout $TO $VG "$T/t_data"
     # shellcheck disable=SC2086
     run_case "valgrind: segments and batches over $tl (-n 2)" 0 \
