@@ -15,7 +15,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libibverbs-dev
 rdma-core ibverbs-providers libhwloc-dev libcmocka-dev libssl-dev openmpi-bin procps
-libopenmpi-dev gnuplot-nox"
+libopenmpi-dev gnuplot-nox valgrind"
 # The verbs tests boot a qemu guest with Soft-RoCE (tests/rxe/run-in-vm.sh);
 # the multi-host tests use network namespaces; the Slurm tests start their own
 # munged, slurmctld and slurmds (tests/slurm/cluster.sh); the frame fuzzer
@@ -106,6 +106,8 @@ case ${1:-} in
         make check-slurm || rc=$?
         make check-fuzz || rc=$?
         make check-tsan || rc=$?
+        make -j"$JOBS" check-asan || rc=$?
+        make check-valgrind || rc=$?
         if [ "$rc" -ne 0 ]; then
             for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
                 echo "==== $log"; tail -n 60 "$log"

@@ -57,7 +57,9 @@ static size_t count_runs(void)
 
 static void exchange(board_t *board, symrail_seg_t a, symrail_seg_t b, symrail_rseg_t *r_p)
 {
+    /* Zeroed: the whole board travels, past each descriptor's end too. */
     board_t mine;
+    memset(&mine, 0, sizeof(mine));
     symrail_seg_t segs[2] = { a, b };
     for (int k = 0; k < 2; k++) {
         mine.len[k] = sizeof(mine.desc[k]);
