@@ -110,6 +110,8 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
                                                               uint64_t compare, int pe, int own,
                                                               uint64_t *result_p)
 {
+    int again = 0;
+post:;
     sr_req_t *req = sr_req_get(ctx);
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
@@ -126,6 +128,15 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
         if (st == SYMRAIL_ERR_TIMEOUT || st == SYMRAIL_ERR_PEER_GONE ||
             st == SYMRAIL_ERR_PEER_UNRESPONSIVE)
             goto out;  /* the wait said so */
+    }
+    /* A QP that failed under it (a stale access on the same QPs) may have
+     * applied it and lost the answer.  A SET of a word only this PE writes
+     * (barrier flags) goes again: a second one leaves the same value. */
+    if (st == SYMRAIL_ERR_RESULT_LOST && own && result_p == NULL && again++ < 3) {
+        sr_info("atomic SET on PE %d: its QP failed under it; set again (the word is ours "
+                "alone)", pe);
+        sr_req_put(req);
+        goto post;
     }
     if (st != SYMRAIL_OK)
         sr_error("atomic on PE %d failed: %s", pe, symrail_strerror(st));

@@ -313,6 +313,34 @@ static void test_atomic_nbi(void **state)
     assert_int_equal(sr_quiet(C), SYMRAIL_OK);
 }
 
+/* An atomic whose QP failed under it after it was applied, once. */
+static int lost_calls;
+static symrail_status_t fake_atomic_lost_once(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op,
+                                              uint32_t region, uint64_t roff, uint64_t operand,
+                                              uint64_t compare, uint64_t *result_p,
+                                              sr_tl_comp_t *comp)
+{
+    (void)ep, (void)lane, (void)op, (void)region, (void)roff, (void)operand, (void)compare;
+    (void)result_p, (void)comp;
+    return lost_calls++ == 0 ? SYMRAIL_ERR_RESULT_LOST : SYMRAIL_OK;
+}
+
+/* A SET of a word only this PE writes (barrier flags) goes again when its
+ * answer was lost: a second one leaves the same value.  Any other atomic
+ * is never applied twice: it ends with RESULT_LOST.  Before, the barrier's
+ * SET failed the barrier with RESULT_LOST. */
+static void test_set_own_again_after_lost(void **state)
+{
+    (void)state;
+    fake_ops.atomic = fake_atomic_lost_once;
+    lost_calls = 0;
+    assert_int_equal(sr_amo_set_own(C, 8, 1, 0), SYMRAIL_OK);
+    assert_int_equal(lost_calls, 2);
+    lost_calls = 0;
+    assert_int_equal(sr_amo(C, SR_TL_AMO_SET, 8, 1, 0, 0, NULL), SYMRAIL_ERR_RESULT_LOST);
+    assert_int_equal(lost_calls, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +359,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fence_waits_for_retried_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_nbi, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_own_again_after_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
