@@ -106,7 +106,6 @@ case ${1:-} in
         make check-slurm || rc=$?
         make check-fuzz || rc=$?
         make check-tsan || rc=$?
-        make -j"$JOBS" check-asan || rc=$?
         make check-valgrind || rc=$?
         if [ "$rc" -ne 0 ]; then
             for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find tests -name '*.trs') | sed 's/\.trs$/.log/'); do
