@@ -16,8 +16,9 @@ symrail_status_t sr_heap_init(void)
 
     /* The variable table's range (8K..64T) leaves room past SR_HEAP_RESERVED. */
     /* The teams' slots come out of the heap's start, so that the heap every
-     * transport registers is SYMRAIL_HEAP_SIZE as before. */
-    size_t reserved = SR_ALIGN_UP(SR_HEAP_RESERVED + sr_team_reserved_size(), page);
+     * transport registers is SYMRAIL_HEAP_SIZE as before; after them one
+     * word per PE for the survivors' finalize (sync.c). */
+    size_t reserved = SR_ALIGN_UP(sr_fin_base() + (size_t)sr_rt.n_pes * 8, page);
     size = SR_ALIGN_UP(size, page);
     if (reserved + 64 * 1024 > size) {
         sr_error("SYMRAIL_HEAP_SIZE=%llu leaves too little room for the teams' %zu reserved "

@@ -313,17 +313,19 @@ symrail_status_t sr_core_finalize(void)
             st = qst;
     }
     /* A job that goes on without its failed PEs ends without them too (the
-     * others cannot wait for them); one that fails during this barrier
-     * fails it, logged. */
+     * others cannot wait for them) but still together: no PE unmaps its
+     * heap while another may read it.  A PE that fails during the barrier
+     * fails it for some PEs and maybe not for others, so those that passed
+     * it meet the others in the survivors' barrier too. */
     int without = sr_rt.report && __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED) != 0;
     symrail_status_t bst = without ? SYMRAIL_ERR_PEER_GONE : sr_barrier();
     if (bst == SYMRAIL_ERR_MISMATCH)
         return bst;  /* a peer is in another collective call: the caller ends the job */
-    if (sr_rt.report && bst == SYMRAIL_ERR_PEER_GONE &&
+    if (sr_rt.report && (bst == SYMRAIL_OK || bst == SYMRAIL_ERR_PEER_GONE) &&
         __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED) != 0) {
         sr_info("finalize: without the %llu failed PE(s) (SYMRAIL_ON_PEER_FAILURE=report)",
                 (unsigned long long)__atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED));
-        bst = SYMRAIL_OK;
+        bst = sr_barrier_survivors();
         if (st == SYMRAIL_ERR_PEER_GONE)
             st = SYMRAIL_OK;
     }

@@ -577,6 +577,10 @@ static inline symrail_status_t sr_barrier(void)
 {
     return sr_barrier_coll(SR_COLL_BARRIER, 0, 0);
 }
+/* Under report, finalize's barrier among the PEs not FAILED, each word
+ * (one per PE, at sr_fin_base) set by its PE on every other. */
+size_t sr_fin_base(void);
+symrail_status_t sr_barrier_survivors(void);
 symrail_status_t sr_signal_wait(uint64_t *sig, symrail_cmp_t cmp, uint64_t value,
                                 uint64_t *value_p);
 static inline int sr_cmp(uint64_t a, symrail_cmp_t cmp, uint64_t b)

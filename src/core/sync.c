@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/team.h"
 #include "util/log.h"
 
 #include <stdio.h>
@@ -239,6 +240,59 @@ symrail_status_t sr_barrier_coll(sr_coll_t kind, uint64_t size, uint64_t align)
         return st;
     sr_ctx_enter(ctx);
     st = sr_barrier_run(ctx, kind, size, align);
+    sr_ctx_leave(ctx);
+    return st;
+}
+
+size_t sr_fin_base(void)
+{
+    return SR_HEAP_RESERVED + sr_team_reserved_size();
+}
+
+typedef struct {
+    const uint64_t *word;
+    int             pe;
+} sr_finwait_t;
+
+static int sr_fin_ready(void *arg)
+{
+    sr_finwait_t *w = arg;
+    return __atomic_load_n(w->word, __ATOMIC_ACQUIRE) != 0 || sr_peer_failed(w->pe);
+}
+
+/*
+ * The barrier of a finalize under report once a PE has failed: the failed
+ * never arrive, but the others must still wait for each other, or one
+ * would unmap its heap while another reads it.  Which PEs failed may not
+ * be agreed on yet (one may fail during it), so no tree: each PE sets its
+ * word on every other that is not FAILED and waits for each one's word or
+ * its failure.  O(n) a PE, on a path taken once, after a failure.  A
+ * finalize's heap is new at every init, so the words start at zero.
+ */
+symrail_status_t sr_barrier_survivors(void)
+{
+    sr_ctx_t *ctx = sr_rt.cctx;
+    int n = sr_rt.n_pes, me = sr_rt.my_pe;
+    uint64_t mine = sr_fin_base() + (uint64_t)me * 8;
+    symrail_status_t st = SYMRAIL_OK;
+    sr_ctx_enter(ctx);
+    for (int pe = 0; pe < n && st == SYMRAIL_OK; pe++) {
+        if (pe == me || sr_peer_failed(pe))
+            continue;
+        st = sr_amo_set_own(ctx, mine, 1, pe);
+        if (st == SYMRAIL_ERR_PEER_GONE && sr_peer_failed(pe))
+            st = SYMRAIL_OK;
+    }
+    for (int pe = 0; pe < n && st == SYMRAIL_OK; pe++) {
+        if (pe == me)
+            continue;
+        sr_finwait_t w = { (const uint64_t *)(void *)(sr_rt.heap_base + sr_fin_base() +
+                                                      (size_t)pe * 8), pe };
+        sr_wait_on_t on = { "finalize (the survivors' barrier)", pe, w.word, 0 };
+        st = sr_wait_on(ctx, sr_fin_ready, &w, SR_WAIT_REMOTE, 0, &on);
+        if (st == SYMRAIL_ERR_PEER_GONE && sr_peer_failed(pe))
+            st = SYMRAIL_OK;
+    }
     sr_ctx_leave(ctx);
     return st;
 }

@@ -29,6 +29,17 @@ for tl in shm tcp; do
         "$SYMRUN" -n 4 --timeout 120 "$T/t_peerfail" inbar
     count_case "report: all three others leave the barrier ($tl)" 3 \
         '^ok: PE [012] left the barrier PE 3 died in'
+    # Before the survivors synchronised, PE 0 left at once and PE 1's reads
+    # of its heap failed (over shm they may outlive the unmap, so PE 0's
+    # wait is asserted too).
+    run_case "report: the survivors' finalize waits for each other ($tl)" 137 \
+        'symrun: rank 2 \(pid [0-9]+\) killed by signal 9' \
+        env SYMRAIL_TRANSPORTS=$tl SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
+        "$SYMRUN" -n 3 --timeout 120 "$T/t_peerfail" fin
+    count_case "report: PE 0's finalize waited for PE 1 ($tl)" 1 \
+        "^ok: PE 0's finalize waited [0-9.]+ s for PE 1's"
+    count_case "report: PE 1 read PE 0's heap throughout ($tl)" 1 \
+        "^ok: PE 1 read PE 0's heap [0-9]+ times"
     run_case "abort: a killed PE 2 ends the job, named ($tl)" nonzero \
         'symrun: rank 2 \(pid [0-9]+\) killed by signal 9 \(Killed|KILL' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_OP_TIMEOUT=2s \

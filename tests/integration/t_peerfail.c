@@ -15,6 +15,10 @@
  *   t_peerfail inbar    4 PEs under report: the last PE dies while the others
  *                       wait in barrier_all, each for a PE that is alive; the
  *                       barrier fails on all three within the bound, none hangs.
+ *   t_peerfail fin      3 PEs under report: PE 2 dies; PE 0 finalizes at once
+ *                       while PE 1 still reads PE 0's heap for a while: PE 0's
+ *                       finalize waits for PE 1's (the survivors synchronise,
+ *                       the failed PE is left out), PE 1's reads all succeed.
  */
 #include "tcommon.h"
 
@@ -228,6 +232,47 @@ static void in_barrier(int me, int n)
     T_CHECK(symrail_finalize_status());
 }
 
+static void fin_survivors(int me)
+{
+    double limit = op_timeout_s() + 6.0;
+    unsigned char *buf = symrail_malloc(BLK);
+    T_ASSERT(buf, "symrail_malloc failed");
+    t_fill(buf, BLK, me, 5);
+    T_CHECK(symrail_barrier_all());
+    if (me == 2)
+        raise(SIGKILL);
+    double dt = wait_failed(2, limit);
+    T_ASSERT(dt < limit, "PE 2 seen failed after %.1f s", dt);
+    if (me == 0) {
+        double t0 = now_s();
+        T_CHECK(symrail_finalize_status());
+        double dtf = now_s() - t0;
+        /* PE 1 reads for 1 s more before its own finalize. */
+        T_ASSERT(dtf >= 0.5, "PE 0's finalize returned after %.2f s, before PE 1's", dtf);
+        printf("ok: PE 0's finalize waited %.2f s for PE 1's\n", dtf);
+        fflush(stdout);
+        return;
+    }
+    unsigned char *in = malloc(BLK);
+    T_ASSERT(in, "malloc failed");
+    double t0 = now_s();
+    unsigned reads = 0;
+    while (now_s() - t0 < 1.0) {
+        memset(in, 0, BLK);
+        symrail_status_t s = symrail_get(in, buf, BLK, 0);
+        T_ASSERT(s == SYMRAIL_OK, "get %u from PE 0 returned %d (%s)", reads, (int)s,
+                 symrail_strerror(s));
+        size_t bad = t_verify(in, BLK, 0, 5);
+        T_ASSERT(bad == SIZE_MAX, "get %u: byte %zu from PE 0 is wrong", reads, bad);
+        reads++;
+        usleep(20 * 1000);
+    }
+    free(in);
+    printf("ok: PE 1 read PE 0's heap %u times while PE 0 was in finalize\n", reads);
+    fflush(stdout);
+    T_CHECK(symrail_finalize_status());
+}
+
 static void timeouts(int me)
 {
     unsigned char *buf = symrail_malloc(BLK);
@@ -270,7 +315,9 @@ int main(int argc, char **argv)
         return 0;
     }
     T_ASSERT(symrail_n_pes() == 3, "run with 3 PEs");
-    if (strcmp(mode, "abort") == 0)
+    if (strcmp(mode, "fin") == 0)
+        fin_survivors(me);
+    else if (strcmp(mode, "abort") == 0)
         abort_policy(me);
     else
         report(me);
