@@ -104,6 +104,7 @@ static symrail_status_t sr_tls_open(void)
 static void sr_teardown(void)
 {
     sr_rt.spin_ns = 0;  /* waits from here on touch no peer's heap (progress.c) */
+    sr_watch_stop();
     sr_team_fini();
     sr_batches_fini();
     sr_seg_names_fini();
@@ -211,6 +212,9 @@ symrail_status_t sr_core_init(int thread_level)
     if (st != SYMRAIL_OK)
         goto err_teardown;
     st = sr_team_init();
+    if (st != SYMRAIL_OK)
+        goto err_teardown;
+    st = sr_watch_start();
     if (st != SYMRAIL_OK)
         goto err_teardown;
     sr_rt.barrier_epoch = 0;

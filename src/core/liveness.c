@@ -136,6 +136,18 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     return st;
 }
 
+void sr_peers_watch_local(void)
+{
+    for (int pe = 0; pe < sr_rt.n_pes; pe++) {
+        int pid = sr_rt.pids[pe];
+        if (pe == sr_rt.my_pe || !sr_rt.peers[pe].is_local || pid <= 0 || sr_peer_failed(pe))
+            continue;
+        char state = sr_pid_alive(pid) ? sr_pid_state(pid) : 'X';
+        if (state == 'Z' || state == 'X')  /* dead, reaped or not */
+            sr_peer_state_set(pe, SYMRAIL_PEER_FAILED, "its process is gone");
+    }
+}
+
 symrail_status_t sr_peers_members_ok(const char *fn, const int *world, int start, int stride,
                                      int n)
 {

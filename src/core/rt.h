@@ -448,6 +448,12 @@ static inline int sr_peer_failed(int pe)
     return sr_unlikely(__atomic_load_n(&sr_rt.peers[pe].state, __ATOMIC_RELAXED) ==
                        SYMRAIL_PEER_FAILED);
 }
+/* Marks FAILED the local peers whose process is gone (watch.c's thread);
+ * sr_watch_start runs that thread under report where there are local
+ * peers, sr_watch_stop ends it. */
+void sr_peers_watch_local(void);
+symrail_status_t sr_watch_start(void);
+void sr_watch_stop(void);
 /* SYMRAIL_ERR_PEER_GONE when one of `n` world PEs (world[i], or start +
  * i * stride when world is NULL) has FAILED: a collective among them cannot
  * complete (logged naming fn and the PE); SYMRAIL_OK otherwise. */

@@ -46,6 +46,15 @@ for tl in shm tcp; do
         "$SYMRUN" -n 3 --timeout 120 "$T/t_peerfail" abort
     count_case "abort: the others do not go on ($tl)" 0 'the others go on|^ok:'
 done
+# Over shared memory a call to a dead PE writes to memory that is still
+# mapped: before a watcher looked at the local peers' processes, the first
+# call after a quiet spell returned SYMRAIL_OK.
+for kind in put get fadd set put_signal; do
+    run_case "report: the first $kind to a PE dead for a while fails (shm)" 137 \
+        "^ok: the first $kind to the dead PE 1 fails" \
+        env SYMRAIL_TRANSPORTS=shm SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_peerfail" first $kind
+done
 # The policy given with -x is the ranks' and symrun's alike (symrun read
 # only its own environment before).
 run_case "report set with -x: symrun lets the others go on" 137 \

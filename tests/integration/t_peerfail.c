@@ -19,6 +19,11 @@
  *                       while PE 1 still reads PE 0's heap for a while: PE 0's
  *                       finalize waits for PE 1's (the survivors synchronise,
  *                       the failed PE is left out), PE 1's reads all succeed.
+ *   t_peerfail first K  2 PEs under report: PE 1 dies; PE 0 makes no call for
+ *                       longer than SYMRAIL_OP_TIMEOUT, then its first call to
+ *                       PE 1, of kind K (put, get, fadd, set, put_signal),
+ *                       fails with SYMRAIL_ERR_PEER_GONE: no other call has
+ *                       looked at PE 1 before it.
  */
 #include "tcommon.h"
 
@@ -273,6 +278,36 @@ static void fin_survivors(int me)
     T_CHECK(symrail_finalize_status());
 }
 
+static void first_call(int me, const char *kind)
+{
+    uint64_t *words = symrail_calloc(4, sizeof(uint64_t));
+    T_ASSERT(words, "symrail_calloc failed");
+    T_CHECK(symrail_barrier_all());
+    if (me == 1)
+        raise(SIGKILL);
+    /* No call at all meanwhile: nothing of the library's looks but itself. */
+    usleep((useconds_t)((op_timeout_s() + 1.0) * 1e6));
+    uint64_t local[2] = { 1, 2 }, old = 0;
+    symrail_status_t s;
+    if (strcmp(kind, "put") == 0)
+        s = symrail_put(words, local, sizeof(local), 1);
+    else if (strcmp(kind, "get") == 0)
+        s = symrail_get(local, words, sizeof(local), 1);
+    else if (strcmp(kind, "fadd") == 0)
+        s = symrail_atomic_fetch_add(words, 1, 1, &old);
+    else if (strcmp(kind, "set") == 0)
+        s = symrail_atomic_set(words, 1, 1);
+    else if (strcmp(kind, "put_signal") == 0)
+        s = symrail_put_signal(words, local, 8, words + 2, 1, SYMRAIL_SIGNAL_SET, 1);
+    else
+        s = SYMRAIL_ERR_INVALID;
+    T_ASSERT(s == SYMRAIL_ERR_PEER_GONE, "the first %s to PE 1, %.0f s after it died, "
+             "returned %d (%s)", kind, op_timeout_s() + 1.0, (int)s, symrail_strerror(s));
+    printf("ok: the first %s to the dead PE 1 fails\n", kind);
+    fflush(stdout);
+    T_CHECK(symrail_finalize_status());
+}
+
 static void timeouts(int me)
 {
     unsigned char *buf = symrail_malloc(BLK);
@@ -307,6 +342,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "timeout") == 0) {
         T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
         timeouts(me);
+        return 0;
+    }
+    if (strcmp(mode, "first") == 0) {
+        T_ASSERT(symrail_n_pes() == 2 && argc > 2, "run with 2 PEs and a kind");
+        first_call(me, argv[2]);
         return 0;
     }
     if (strcmp(mode, "inbar") == 0) {
