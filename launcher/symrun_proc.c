@@ -78,14 +78,56 @@ int sr_symrun_raise_fd_limit(int nranks)
  * ranks already started without that flag, and whatever symrun inherited
  * from its own caller is not the program's either.  Marking rather than
  * closing keeps the exec report pipe working until the exec. Kernels
- * before 5.11 lack close_range: then one fcntl per possible descriptor.
+ * before 5.11 lack close_range: then the descriptors open are read from
+ * /proc/self/fd (raw getdents64, which is async-signal-safe where opendir
+ * is not), since a loop to the soft limit both costs one fcntl per possible
+ * descriptor and misses those opened above a limit lowered since; only
+ * without /proc does it loop.  no_cr (SYMRUN_TEST_NO_CLOSE_RANGE) takes the
+ * fallback where close_range exists, for the tests.
  */
-static void sr_symrun_cloexec_all(long fd_max)
+struct sr_symrun_dirent64 {
+    unsigned long long d_ino;
+    long long          d_off;
+    unsigned short     d_reclen;
+    unsigned char      d_type;
+    char               d_name[];
+};
+
+static int sr_symrun_cloexec_proc(void)
+{
+    int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    _Alignas(8) char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < n;) {
+            const struct sr_symrun_dirent64 *d = (const void *)(buf + off);
+            long fd = 0;
+            const char *c = d->d_name;
+            off += d->d_reclen;
+            if (*c < '0' || *c > '9')
+                continue;  /* . and .. */
+            for (; *c >= '0' && *c <= '9'; c++)
+                fd = fd * 10 + (*c - '0');
+            if (fd >= 3 && fd != dfd)
+                (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+        }
+    }
+    close(dfd);
+    return n == 0 ? 0 : -1;
+}
+
+static void sr_symrun_cloexec_all(int no_cr, long fd_max)
 {
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+    if (!no_cr && syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
         return;
+#else
+    (void)no_cr;
 #endif
+    if (sr_symrun_cloexec_proc() == 0)
+        return;
     for (long fd = 3; fd < fd_max; fd++)
         (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
@@ -102,6 +144,7 @@ static int sr_symrun_fork_exec(sr_symrun_job_t *job, int r, int out_w, int err_w
 {
     pid_t parent = getpid();
     long fd_max = sysconf(_SC_OPEN_MAX);
+    int no_cr = getenv("SYMRUN_TEST_NO_CLOSE_RANGE") != NULL;
     int rep[2];
     pid_t pid;
     ssize_t n;
@@ -125,7 +168,7 @@ static int sr_symrun_fork_exec(sr_symrun_job_t *job, int r, int out_w, int err_w
             goto child_fail;
         if (fd > STDERR_FILENO)
             close(fd);
-        sr_symrun_cloexec_all(fd_max < 0 ? 1024 : fd_max);
+        sr_symrun_cloexec_all(no_cr, fd_max < 0 ? 1024 : fd_max);
         /* Own process group, so that stopping a rank reaches whatever it
          * started. */
         if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)

@@ -271,6 +271,29 @@ else
 fi
 check_tmp_clean
 
+# Where close_range is missing (SYMRUN_TEST_NO_CLOSE_RANGE takes that path
+# here), the descriptors are found in /proc/self/fd: a loop to the soft
+# limit on descriptors missed one opened above it before the limit was
+# lowered (3000 here, with the limit at 2048).
+new_case fds_fallback
+if command -v bash >/dev/null 2>&1 && [ "$(ulimit -Hn)" = unlimited -o "$(ulimit -Hn)" -gt 3000 ]; then
+    SYMRUN_TEST_NO_CLOSE_RANGE=1 TMPDIR=$CASE_TMP SYMRUN=$SYMRUN bash -c \
+        'exec 3000</dev/null; ulimit -Sn 2048; exec "$SYMRUN" -n 2 --prefix-output sh -c "ls /proc/\$\$/fd"' \
+        >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+    check_rc 0
+    got=$(LC_ALL=C sort "$OUT" | tr '\n' ' ')
+    want="[0] 0 [0] 1 [0] 2 [1] 0 [1] 1 [1] 2 "
+    if [ "$got" = "$want" ]; then
+        pass "$CASE: without close_range, no descriptor above the limit reaches a rank"
+    else
+        fail "$CASE: without close_range, no descriptor above the limit reaches a rank" "got: $got"
+    fi
+    check_tmp_clean
+else
+    echo "SKIP: $CASE: needs bash and a hard limit on descriptors above 3000"
+fi
+
 # ---- failing ranks --------------------------------------------------------
 
 run crash -n 4 "$BIN/rank_crash"
