@@ -138,6 +138,9 @@ post:;
         sr_req_put(req);
         goto post;
     }
+    /* Why the lanes failed, when the answer is that the peer is gone. */
+    if (st == SYMRAIL_ERR_TRANSPORT && sr_peer_gone_soon(pe))
+        st = SYMRAIL_ERR_PEER_GONE;
     if (st != SYMRAIL_OK)
         sr_error("atomic on PE %d failed: %s", pe, symrail_strerror(st));
     else if (result_p)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Peers looked at per call, so that a wait with many peers stays cheap. */
@@ -134,6 +135,20 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
                                                             : SYMRAIL_PEER_OK,
                       cause);
     return st;
+}
+
+int sr_peer_gone_soon(int pe)
+{
+    /* A local peer breaks its lanes (its memory goes) a moment before its
+     * process is seen gone, and a remote one's lanes close one after the
+     * other: give either that moment. */
+    for (int i = 0; i < 40; i++) {
+        if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
+            return 1;
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 void sr_peers_watch_local(void)

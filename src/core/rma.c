@@ -107,19 +107,6 @@ static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
     sr_slice_release(s);
 }
 
-static int sr_peer_gone_soon(int pe)
-{
-    for (int i = 0; i < 40; i++) {
-        if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
-            return 1;
-        if (!sr_rt.peers[pe].is_local)
-            return 0;
-        struct timespec ts = { 0, 5 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
 /* A slice failed on its lane: try another one, or give up. */
 static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
 {

@@ -452,6 +452,8 @@ static inline int sr_peer_failed(int pe)
  * sr_watch_start runs that thread under report where there are local
  * peers, sr_watch_stop ends it. */
 void sr_peers_watch_local(void);
+/* After a transport's failure: is pe gone, or found gone within a moment? */
+int sr_peer_gone_soon(int pe);
 symrail_status_t sr_watch_start(void);
 void sr_watch_stop(void);
 /* SYMRAIL_ERR_PEER_GONE when one of `n` world PEs (world[i], or start +

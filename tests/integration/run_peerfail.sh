@@ -55,6 +55,31 @@ for kind in put get fadd set put_signal; do
         env SYMRAIL_TRANSPORTS=shm SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
         "$SYMRUN" -n 2 --timeout 60 "$T/t_peerfail" first $kind
 done
+# A call in progress when its peer dies fails with the documented
+# SYMRAIL_ERR_PEER_GONE, on every transport, for a peer on this host and one
+# that counts as remote (SYMRAIL_TEST_NODE_SIZE=1): over TCP an atomic
+# returned SYMRAIL_ERR_TRANSPORT when the first of its lanes closed.
+for where in shm tcp tcp_remote; do
+    tl=${where%_remote}
+    ns=0
+    [ "$where" = tcp_remote ] && ns=1
+    for kind in get put fadd; do
+        run_case "report: a $kind in progress as its peer dies fails PEER_GONE ($where)" 137 \
+            "^ok: the $kind to PE 1 as it died fails with PEER_GONE" \
+            env SYMRAIL_TRANSPORTS=$tl SYMRAIL_TEST_NODE_SIZE=$ns SYMRAIL_ON_PEER_FAILURE=report \
+            SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" -n 2 --timeout 60 "$T/t_peerfail" inflight $kind
+    done
+done
+# The reverse: the only lane to a live PE breaks.  Before, its peer was
+# declared FAILED ("peer process is gone"); now the call fails as a
+# transport failure and the peer stays OK.  (PE 1's finalize then fails:
+# it cannot reach PE 0, status 1.)
+run_case "report: the only TCP lane broken fails TRANSPORT, the peer stays OK" 1 \
+    '^ok: the broken lane fails get [0-9]+ with TRANSPORT, PE 0 stays OK' \
+    env SYMRAIL_TRANSPORTS=tcp SYMRAIL_TCP_LANES=1 SYMRAIL_TCP_FAULT_CONN=0:20 \
+    SYMRAIL_ON_PEER_FAILURE=report SYMRAIL_OP_TIMEOUT=2s \
+    "$SYMRUN" -n 2 --timeout 60 "$T/t_peerfail" lanereset
+count_case "the live PE is never declared failed" 0 'warn: PE 0 \(pid [0-9]+\) failed'
 # The policy given with -x is the ranks' and symrun's alike (symrun read
 # only its own environment before).
 run_case "report set with -x: symrun lets the others go on" 137 \

@@ -24,6 +24,13 @@
  *                       PE 1, of kind K (put, get, fadd, set, put_signal),
  *                       fails with SYMRAIL_ERR_PEER_GONE: no other call has
  *                       looked at PE 1 before it.
+ *   t_peerfail inflight K  2 PEs under report: PE 0 streams calls of kind K
+ *                       (get, put, fadd) to PE 1, which kills itself: the call
+ *                       that fails returns SYMRAIL_ERR_PEER_GONE.
+ *   t_peerfail lanereset  2 PEs over TCP with one lane that the fault hook
+ *                       breaks (SYMRAIL_TCP_LANES=1 SYMRAIL_TCP_FAULT_CONN=0:N):
+ *                       PE 1's get fails with SYMRAIL_ERR_TRANSPORT and PE 0,
+ *                       alive, stays OK in PE 1's eyes.
  */
 #include "tcommon.h"
 
@@ -308,6 +315,68 @@ static void first_call(int me, const char *kind)
     T_CHECK(symrail_finalize_status());
 }
 
+static void in_flight(int me, const char *kind)
+{
+    unsigned char *buf = symrail_malloc(BLK);
+    uint64_t *words = symrail_calloc(2, sizeof(uint64_t));
+    T_ASSERT(buf && words, "symrail_malloc failed");
+    T_CHECK(symrail_barrier_all());
+    if (me == 1) {
+        usleep(300 * 1000);
+        raise(SIGKILL);
+    }
+    unsigned char *local = malloc(BLK);
+    T_ASSERT(local, "malloc failed");
+    memset(local, 1, BLK);
+    symrail_status_t s = SYMRAIL_OK;
+    uint64_t old = 0;
+    unsigned n = 0;
+    double t0 = now_s();
+    while (s == SYMRAIL_OK && now_s() - t0 < 30.0) {
+        if (strcmp(kind, "get") == 0)
+            s = symrail_get(local, buf, BLK, 1);
+        else if (strcmp(kind, "put") == 0)
+            s = symrail_put(buf, local, BLK, 1);
+        else
+            s = symrail_atomic_fetch_add(words, 1, 1, &old);
+        n++;
+    }
+    T_ASSERT(s == SYMRAIL_ERR_PEER_GONE, "%s %u to PE 1 as it died returned %d (%s)", kind, n,
+             (int)s, symrail_strerror(s));
+    printf("ok: the %s to PE 1 as it died fails with PEER_GONE after %u calls\n", kind, n);
+    fflush(stdout);
+    free(local);
+    T_CHECK(symrail_finalize_status());
+}
+
+static void lane_reset(int me)
+{
+    unsigned char *buf = symrail_malloc(BLK);
+    T_ASSERT(buf, "symrail_malloc failed");
+    T_CHECK(symrail_barrier_all());
+    if (me == 0) {
+        /* Alive all along; PE 1 cannot reach it after its lane broke. */
+        sleep(3);
+        symrail_finalize();
+        return;
+    }
+    unsigned char local[4096];
+    symrail_status_t s = SYMRAIL_OK;
+    unsigned n = 0;
+    while (s == SYMRAIL_OK && n < 100000) {
+        s = symrail_get(local, buf, sizeof(local), 0);
+        n++;
+    }
+    T_ASSERT(s == SYMRAIL_ERR_TRANSPORT, "get %u after PE 0's only lane broke returned %d (%s)",
+             n, (int)s, symrail_strerror(s));
+    symrail_peer_state_t ps;
+    T_CHECK(symrail_peer_state(0, &ps));
+    T_ASSERT(ps == SYMRAIL_PEER_OK, "PE 0, alive, is in state %d after its lane broke", (int)ps);
+    printf("ok: the broken lane fails get %u with TRANSPORT, PE 0 stays OK\n", n);
+    fflush(stdout);
+    symrail_finalize();
+}
+
 static void timeouts(int me)
 {
     unsigned char *buf = symrail_malloc(BLK);
@@ -347,6 +416,14 @@ int main(int argc, char **argv)
     if (strcmp(mode, "first") == 0) {
         T_ASSERT(symrail_n_pes() == 2 && argc > 2, "run with 2 PEs and a kind");
         first_call(me, argv[2]);
+        return 0;
+    }
+    if (strcmp(mode, "inflight") == 0 || strcmp(mode, "lanereset") == 0) {
+        T_ASSERT(symrail_n_pes() == 2, "run with 2 PEs");
+        if (mode[0] == 'i')
+            in_flight(me, argc > 2 ? argv[2] : "get");
+        else
+            lane_reset(me);
         return 0;
     }
     if (strcmp(mode, "inbar") == 0) {

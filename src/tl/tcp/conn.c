@@ -149,8 +149,9 @@ void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t statu
         __atomic_store_n(&ctx->lane_events, 1, __ATOMIC_RELEASE);
     }
     if (c->is_out && c->pend_head) {
-        /* The peer is gone when this was its last lane (or it said goodbye). */
-        if (!sr_tcp_ep_alive(c->ep) || __atomic_load_n(&ctx->bye[c->pe], __ATOMIC_RELAXED))
+        /* The peer is gone when this was its last lane (or it said goodbye;
+         * a local one, when its process is). */
+        if (sr_tcp_peer_gone(c->ep))
             status = SYMRAIL_ERR_PEER_GONE;
         for (sr_tcp_op_t *op = c->pend_head, *next; op; op = next) {
             next = op->next;

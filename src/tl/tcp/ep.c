@@ -41,6 +41,17 @@ int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
     return 0;
 }
 
+/* A local peer's lanes all down do not say that it died: a lane reset
+ * (or the fault hook) closes them too, and its process says better. */
+int sr_tcp_peer_gone(const sr_tl_ep_t *ep)
+{
+    if (__atomic_load_n(&ep->ctx->bye[ep->pe], __ATOMIC_RELAXED))
+        return 1;
+    if (ep->local && ep->pid > 0)
+        return sr_pid_gone(ep->pid);
+    return !sr_tcp_ep_alive(ep);
+}
+
 /* Fails request `op` of ours as unresponsive now, leaving it pending so
  * that its reply, if it ever comes, still finds it: the reply then goes
  * nowhere.  -1 when that cannot be done (no memory).  c's lock held. */
@@ -154,8 +165,7 @@ void sr_tcp_op_put(sr_tcp_op_t *op)
 /* Why lane `lane` takes nothing. */
 static symrail_status_t sr_tcp_lane_gone(sr_tl_ep_t *ep)
 {
-    return __atomic_load_n(&ep->ctx->bye[ep->pe], __ATOMIC_RELAXED) || !sr_tcp_ep_alive(ep)
-               ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
+    return sr_tcp_peer_gone(ep) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
 }
 
 /* Posts a request (frame `f`, `len` data bytes in flight, `dlen` of them
@@ -360,7 +370,7 @@ symrail_status_t sr_tcp_notify(sr_tl_ep_t *ep, uint32_t tag, const void *payload
         }
     }
     if (c == NULL)
-        return SYMRAIL_ERR_PEER_GONE;
+        return sr_tcp_peer_gone(ep) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_ERR_TRANSPORT;
     /* Threads sending on two lanes (one went down meanwhile) count on one
      * counter: each takes its slot with a compare-exchange. */
     uint64_t sent = __atomic_load_n(&ep->n_sent, __ATOMIC_RELAXED);
@@ -428,9 +438,7 @@ symrail_status_t sr_tcp_ep_check(sr_tl_ep_t *ep)
      * said goodbye (disconnect, finalize) has left for good. */
     if (__atomic_load_n(&ctx->bye[ep->pe], __ATOMIC_RELAXED))
         return ep->pe < ctx->params.n_pes ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
-    if (ep->local && sr_pid_gone(ep->pid))
-        return SYMRAIL_ERR_PEER_GONE;
-    return sr_tcp_ep_alive(ep) ? SYMRAIL_OK : SYMRAIL_ERR_PEER_GONE;
+    return sr_tcp_peer_gone(ep) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
 }
 
 uint64_t sr_tcp_ep_heard(sr_tl_ep_t *ep)

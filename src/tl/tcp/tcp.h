@@ -541,6 +541,9 @@ void sr_tcp_rkeys_free(sr_tl_ep_t *ep);
 int sr_tcp_ep_lanes(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 void sr_tcp_ep_post_end(sr_tl_ep_t *ep);
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep);
+/* Is the peer gone, as far as this transport can tell?  Its goodbye, or
+ * for a peer on this host its process; for a remote one every lane down. */
+int sr_tcp_peer_gone(const sr_tl_ep_t *ep);
 void sr_tcp_check_lanes(sr_tl_ctx_t *ctx, uint64_t now);
 void sr_tcp_op_put(sr_tcp_op_t *op);
 symrail_status_t sr_tcp_put(sr_tl_ep_t *ep, int lane, const void *src, uint32_t region,
