@@ -182,8 +182,10 @@ static void sr_data_segv(int sig, siginfo_t *si, void *uctx)
 {
     const char *a = si->si_addr;
     (void)sig, (void)uctx;
-    if (a >= sr_data_lo && a < sr_data_lo + sr_data_len &&
-        __atomic_load_n(&sr_data_freezing, __ATOMIC_ACQUIRE)) {
+    /* The flag first: its acquire orders the reads of the segment's bounds
+     * after init wrote them (a fault of another thread is no ordering). */
+    if (__atomic_load_n(&sr_data_freezing, __ATOMIC_ACQUIRE) && a >= sr_data_lo &&
+        a < sr_data_lo + sr_data_len) {
         while (__atomic_load_n(&sr_data_freezing, __ATOMIC_ACQUIRE))
             sched_yield();
         return;

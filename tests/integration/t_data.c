@@ -23,8 +23,10 @@ long g_init[NINIT] = { 11, 22, 33, [NINIT - 1] = 99 };
 static unsigned char g_bss[NBSS];
 uint64_t g_sig;
 static uint64_t g_words[8];
-static volatile uint64_t g_spin;
-static volatile int g_stop;
+/* Atomic (relaxed): the thread and main share them, and what is tested is
+ * the library's remap under the thread's stores, not their order. */
+static uint64_t g_spin;
+static int g_stop;
 static long g_forkmark = 7;
 
 static uint64_t *counter(void)
@@ -183,8 +185,9 @@ static void test_fork(int me, int n)
 static void *spinner(void *arg)
 {
     uint64_t *done = arg, i = 0;
-    while (!g_stop) {
-        g_spin = g_spin + 1;
+    while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&g_spin, __atomic_load_n(&g_spin, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
         i++;
     }
     *done = i;
@@ -200,7 +203,7 @@ int main(int argc, char **argv)
         T_ASSERT(pthread_create(&th, NULL, spinner, &spun) == 0, "pthread_create");
         /* It writes before init begins, however late a loaded machine
          * schedules it. */
-        while (g_spin == 0)
+        while (__atomic_load_n(&g_spin, __ATOMIC_RELAXED) == 0)
             sched_yield();
     }
     /* PE 1's segment is off: the others must refuse globals too. */
@@ -215,9 +218,10 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "threads") == 0) {
         /* ... and after init returned. */
-        for (uint64_t seen = g_spin; g_spin == seen;)
+        for (uint64_t seen = __atomic_load_n(&g_spin, __ATOMIC_RELAXED);
+             __atomic_load_n(&g_spin, __ATOMIC_RELAXED) == seen;)
             sched_yield();
-        g_stop = 1;
+        __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
         pthread_join(th, NULL);
         T_ASSERT(spun > 0 && g_spin == spun, "a thread's writes during init were lost: %llu of "
                  "%llu", (unsigned long long)g_spin, (unsigned long long)spun);
