@@ -122,11 +122,16 @@ static void report(int me)
     }
     double dt_seen;
     if (me == 0) {
+        /* PE 1 is on its way into the wait: the kill must come while it
+         * waits, and local peers are watched (on a loaded machine PE 1 could
+         * be late enough to find PE 2 failed before it waits). */
+        T_CHECK(symrail_signal_wait_until(words + 7, SYMRAIL_CMP_EQ, 1, NULL));
         usleep(200 * 1000);
         T_ASSERT(kill((pid_t)victim, SIGKILL) == 0, "kill PE 2 (pid %lld)", (long long)victim);
         dt_seen = wait_failed(2, limit);
     } else {
         /* A wait that names no peer ends when one fails while it waits. */
+        T_CHECK(symrail_atomic_set(words + 7, 1, 0));
         double t0 = now_s();
         symrail_status_t s = symrail_signal_wait_until(words + 2, SYMRAIL_CMP_EQ, 1, NULL);
         dt_seen = now_s() - t0;
