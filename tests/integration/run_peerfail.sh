@@ -66,7 +66,7 @@ for where in shm tcp tcp_remote; do
     for kind in get put fadd; do
         run_case "report: a $kind in progress as its peer dies fails PEER_GONE ($where)" 137 \
             "^ok: the $kind to PE 1 as it died fails with PEER_GONE" \
-            env SYMRAIL_TRANSPORTS=$tl SYMRAIL_TEST_NODE_SIZE=$ns SYMRAIL_ON_PEER_FAILURE=report \
+            env SYMRAIL_TRANSPORTS="$tl" SYMRAIL_TEST_NODE_SIZE=$ns SYMRAIL_ON_PEER_FAILURE=report \
             SYMRAIL_OP_TIMEOUT=2s "$SYMRUN" -n 2 --timeout 60 "$T/t_peerfail" inflight $kind
     done
 done

@@ -276,7 +276,8 @@ check_tmp_clean
 # limit on descriptors missed one opened above it before the limit was
 # lowered (3000 here, with the limit at 2048).
 new_case fds_fallback
-if command -v bash >/dev/null 2>&1 && [ "$(ulimit -Hn)" = unlimited -o "$(ulimit -Hn)" -gt 3000 ]; then
+hard=$(ulimit -Hn)
+if command -v bash >/dev/null 2>&1 && { [ "$hard" = unlimited ] || [ "$hard" -gt 3000 ]; }; then
     SYMRUN_TEST_NO_CLOSE_RANGE=1 TMPDIR=$CASE_TMP SYMRUN=$SYMRUN bash -c \
         'exec 3000</dev/null; ulimit -Sn 2048; exec "$SYMRUN" -n 2 --prefix-output sh -c "ls /proc/\$\$/fd"' \
         >"$OUT" 2>"$ERR" </dev/null
