@@ -171,6 +171,7 @@ static void sr_ctx_release(sr_ctx_t *ctx, int finalize)
     sr_pool_fini(&ctx->reqs);
     sr_pool_fini(&ctx->slices);
     pthread_mutex_destroy(&ctx->lock);
+    sr_spray_ctx_fini(ctx);
     free(ctx->peers);
     free(ctx->touched);
     ctx->peers = NULL;

@@ -8,6 +8,7 @@
 #include <symrail.h>
 
 #include "boot/boot.h"
+#include "core/health.h"
 #include "core/heap_alloc.h"
 #include "core/lanes.h"
 #include "core/notify.h"
@@ -89,10 +90,13 @@ typedef struct sr_slice {
     int16_t          lane;
     uint8_t          is_put;
     uint8_t          tries;
-    uint8_t          inflight;  /* counted in its peer's inflight */
+    uint8_t          inflight;  /* counted in its peer's inflight; | SR_SLICE_SPRAYED */
     uint8_t          held;      /* its completion was held back (SYMRAIL_TEST_HOLD_LANE) */
     uint64_t         held_until;
 } sr_slice_t;
+
+/* The slice's bytes are counted in its context's spray estimates (spray.c). */
+#define SR_SLICE_SPRAYED 2
 
 #define SR_LANE_NONE (-1)  /* nothing posted to the peer since the last fence */
 #define SR_LANE_MANY (-2)  /* posted on more than one lane since the last fence */
@@ -129,6 +133,12 @@ typedef struct {
     sr_tl_ep_t        *msg_ep;
     sr_lanes_t         amo_lanes;
     uint32_t           amo_lane_gen[SR_TL_MAX_LANES];
+    /* Rail health of the lanes (spray.c): a bit per lane, atomic; the
+     * earliest end of a pause; per lane state (NULL until a lane fails),
+     * all written under lane_lock. */
+    uint32_t           lanes_paused, lanes_probing;
+    uint64_t           health_wake;
+    struct sr_lane_health *health;
 } sr_peer_t;
 
 /* What one context tracks of one peer, kept at post time for fence and quiet. */
@@ -140,6 +150,7 @@ typedef struct {
     uint8_t      touched;     /* on ctx->touched */
     sr_lane_rr_t rr;          /* this context's turn over the lanes */
     sr_lane_rr_t amo_rr;
+    struct sr_spray *spray;   /* adaptive estimates; NULL until a pick over lanes */
 } sr_cpeer_t;
 
 typedef struct {
@@ -247,6 +258,9 @@ typedef struct {
     uint64_t           peer_events;
     int                peers_down;
     uint64_t           peers_suspect, peers_failed;
+    int                spray;         /* SYMRAIL_SPRAY=adaptive */
+    sr_health_cfg_t    health;        /* SYMRAIL_RAIL_PAUSE_* */
+    uint64_t           lanes_paused, lane_probes, lanes_resumed;  /* atomic */
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
     uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */
@@ -535,15 +549,29 @@ static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
     if (cp->fence_lane != lane)
         cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
+/* spray.c: adaptive spraying and rail health over a peer's data lanes. */
+int sr_spray_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len) __attribute__((noinline));
+/* A retried or refused slice's next lane, avoiding its last. */
+int sr_spray_repick(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len);
+void sr_spray_slice_posted(sr_cpeer_t *cp, sr_slice_t *s);
+void sr_spray_slice_done(sr_slice_t *s, symrail_status_t status);
+/* A lane of pe's data endpoint failed (a slice, a lane report). */
+void sr_health_lane_error(int pe, int lane, const char *why);
+void sr_spray_ctx_fini(sr_ctx_t *ctx);
+void sr_health_fini(void);
+symrail_status_t sr_spray_setup(void);
+
 /* The lane for the next operation of ctx to pe (avoiding `avoid`, -1:
  * none).  After a fence that did not wait (what was pending went down one
  * ordered lane), what follows takes that lane too, or it could overtake,
  * until nothing is pending.  Else a one-slice operation (spray 0) of a
  * context with a home lane takes it while it is up, and the rest turn over
- * the lanes.  A lane that fails loses the order of what was on it (its
- * slices are retried elsewhere). */
+ * the lanes: by predicted completion where SYMRAIL_SPRAY=adaptive and the
+ * pick is for a slice of the peer's data lanes (len > 0), by static weight
+ * else.  A lane that fails loses the order of what was on it (its slices
+ * are retried elsewhere). */
 static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid,
-                              int spray)
+                              int spray, size_t len)
 {
     int n = __atomic_load_n(&lanes->n, __ATOMIC_RELAXED);
     if (sr_unlikely(cp->pin >= 0)) {
@@ -558,6 +586,8 @@ static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *l
         if (home != avoid && __atomic_load_n(&lanes->weight[home], __ATOMIC_RELAXED))
             return home;
     }
+    if (sr_unlikely(n > 1) && len && sr_rt.spray)
+        return sr_spray_lane(ctx, cp, avoid, len);
     return sr_lanes_pick(lanes, &cp->rr, avoid);
 }
 symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, size_t len,

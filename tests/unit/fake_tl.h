@@ -234,6 +234,7 @@ static int teardown(void **state)
 {
     (void)state;
     sr_ctxs_fini();
+    sr_health_fini();
     free(sr_rt.peers);
     free(sr_rt.pids);
     sr_env_release(&sr_rt.env);
