@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "core/rt.h"
+#include "core/spray_core.h"
 #include "util/log.h"
 
 #include <stdlib.h>

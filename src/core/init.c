@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/spray_core.h"
 #include "core/region.h"
 #include "core/batch.h"
 #include "core/team.h"

@@ -15,6 +15,7 @@
 #include "core/rt.h"
 #include "core/lanes.h"
 #include "core/slice.h"
+#include "core/spray_core.h"
 #include "core/endpoint.h"
 #include "util/log.h"
 #include "util/sys.h"

@@ -95,9 +95,6 @@ typedef struct sr_slice {
     uint64_t         held_until;
 } sr_slice_t;
 
-/* The slice's bytes are counted in its context's spray estimates (spray.c). */
-#define SR_SLICE_SPRAYED 2
-
 #define SR_LANE_NONE (-1)  /* nothing posted to the peer since the last fence */
 #define SR_LANE_MANY (-2)  /* posted on more than one lane since the last fence */
 
@@ -549,18 +546,8 @@ static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
     if (cp->fence_lane != lane)
         cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
-/* spray.c: adaptive spraying and rail health over a peer's data lanes. */
+/* spray.c (the rest in spray_core.h) */
 int sr_spray_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len) __attribute__((noinline));
-/* A retried or refused slice's next lane, avoiding its last. */
-int sr_spray_repick(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len);
-void sr_spray_slice_posted(sr_cpeer_t *cp, sr_slice_t *s);
-void sr_spray_slice_done(sr_slice_t *s, symrail_status_t status);
-/* A lane of pe's data endpoint failed (a slice, a lane report). */
-void sr_health_lane_error(int pe, int lane, const char *why);
-void sr_spray_ctx_fini(sr_ctx_t *ctx);
-void sr_health_fini(void);
-symrail_status_t sr_spray_setup(void);
-
 /* The lane for the next operation of ctx to pe (avoiding `avoid`, -1:
  * none).  After a fence that did not wait (what was pending went down one
  * ordered lane), what follows takes that lane too, or it could overtake,

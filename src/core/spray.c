@@ -16,6 +16,7 @@
 #include "config.h"
 #include "core/rt.h"
 #include "core/spray.h"
+#include "core/spray_core.h"
 #include "core/health.h"
 #include "util/log.h"
 #include "util/sys.h"

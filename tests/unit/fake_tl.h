@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "core/rt.h"
+#include "core/spray_core.h"
 
 #define C (sr_rt.dctx)
 #include "core/lanes.h"
