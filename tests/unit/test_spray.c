@@ -166,6 +166,25 @@ static void test_sim_table(void **state)
     }
 }
 
+/* The rails swap speeds (another job starts on the fast one): the
+ * estimates follow, and the sum is reached again. */
+static void test_sim_rails_change(void **state)
+{
+    (void)state;
+    sim_t s;
+    double bw[2] = { 5.0, 1.0 };
+    uint32_t w[2] = { 1, 1 };
+    sim_init(&s, 2, bw, w);
+    chooser_t c = { .adaptive = 1 };
+    sr_spray_init(&c.sp, 32);
+    assert_true(sim_run(&s, &c, 10000000ull, 50000000ull) >= 0.9 * 6.0);
+    s.lane[0].bw = 1.0;
+    s.lane[1].bw = 5.0;
+    double r = sim_run(&s, &c, s.now + 10000000ull, s.now + 60000000ull);
+    printf("# after the swap: %.2f GB/s of 6.00\n", r);
+    assert_true(r >= 0.9 * 6.0);
+}
+
 /* Every probe_every-th pick goes to the lane whose estimate is oldest,
  * even when another is predicted faster. */
 static void test_probing(void **state)
@@ -319,6 +338,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sim_table),
+        cmocka_unit_test(test_sim_rails_change),
         cmocka_unit_test(test_probing),
         cmocka_unit_test(test_down_and_back),
         cmocka_unit_test(test_paused_and_avoid),
