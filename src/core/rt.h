@@ -130,12 +130,6 @@ typedef struct {
     sr_tl_ep_t        *msg_ep;
     sr_lanes_t         amo_lanes;
     uint32_t           amo_lane_gen[SR_TL_MAX_LANES];
-    /* Rail health of the lanes (spray.c): a bit per lane, atomic; the
-     * earliest end of a pause; per lane state (NULL until a lane fails),
-     * all written under lane_lock. */
-    uint32_t           lanes_paused, lanes_probing;
-    uint64_t           health_wake;
-    struct sr_lane_health *health;
 } sr_peer_t;
 
 /* What one context tracks of one peer, kept at post time for fence and quiet. */
@@ -258,6 +252,9 @@ typedef struct {
     int                spray;         /* SYMRAIL_SPRAY=adaptive */
     sr_health_cfg_t    health;        /* SYMRAIL_RAIL_PAUSE_* */
     uint64_t           lanes_paused, lane_probes, lanes_resumed;  /* atomic */
+    /* Per peer, NULL until a lane fails (spray_core.h): not in sr_peer_t,
+     * whose size keeps the shm path's indexing cheap. */
+    struct sr_peer_health *peer_health;
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
     uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */

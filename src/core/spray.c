@@ -51,34 +51,51 @@ static void sr_health_unlock(void)
         pthread_mutex_unlock(&sr_rt.lane_lock);
 }
 
-/* The earliest end of a pause of pe's lanes; lane_lock held. */
-static void sr_health_rewake(sr_peer_t *peer)
+/* The earliest end of a pause of a peer's lanes; lane_lock held. */
+static void sr_health_rewake(sr_peer_health_t *ph)
 {
     uint64_t wake = UINT64_MAX;
-    uint32_t paused = peer->lanes_paused;
+    uint32_t paused = ph->paused;
     for (int l = 0; paused; l++, paused >>= 1)
-        if ((paused & 1) && peer->health[l].until < wake)
-            wake = peer->health[l].until;
-    __atomic_store_n(&peer->health_wake, wake, __ATOMIC_RELAXED);
+        if ((paused & 1) && ph->lane[l].until < wake)
+            wake = ph->lane[l].until;
+    __atomic_store_n(&ph->wake, wake, __ATOMIC_RELAXED);
+}
+
+/* pe's health, made on its first failure; lane_lock held.  NULL: no memory
+ * (the lane is not paused, as before). */
+static sr_peer_health_t *sr_health_get(int pe)
+{
+    sr_peer_health_t *all = sr_rt.peer_health;
+    if (all == NULL) {
+        all = calloc((size_t)sr_rt.n_max, sizeof(*all));
+        if (all == NULL)
+            return NULL;
+        __atomic_store_n(&sr_rt.peer_health, all, __ATOMIC_RELEASE);
+    }
+    sr_peer_health_t *ph = &all[pe];
+    if (ph->lane == NULL)
+        ph->lane = calloc(SR_TL_MAX_LANES, sizeof(*ph->lane));
+    return ph->lane ? ph : NULL;
 }
 
 /* Paused lanes whose pause is over are probed. */
 static void sr_health_wake(int pe, uint64_t now)
 {
-    sr_peer_t *peer = &sr_rt.peers[pe];
+    sr_peer_health_t *ph = sr_peer_health(pe);
     uint32_t woke = 0;
     uint64_t ms[SR_TL_MAX_LANES];
     sr_health_lock();
-    uint32_t paused = peer->lanes_paused;
+    uint32_t paused = ph->paused;
     for (int l = 0; l < SR_TL_MAX_LANES; l++) {
-        if (!(paused & (1u << l)) || sr_health_tick(&peer->health[l], now) != SR_HEALTH_PROBING)
+        if (!(paused & (1u << l)) || sr_health_tick(&ph->lane[l], now) != SR_HEALTH_PROBING)
             continue;
         woke |= 1u << l;
-        ms[l] = peer->health[l].pause_ns / 1000000ull;
+        ms[l] = ph->lane[l].pause_ns / 1000000ull;
     }
-    __atomic_store_n(&peer->lanes_probing, peer->lanes_probing | woke, __ATOMIC_RELAXED);
-    __atomic_store_n(&peer->lanes_paused, paused & ~woke, __ATOMIC_RELAXED);
-    sr_health_rewake(peer);
+    __atomic_store_n(&ph->probing, ph->probing | woke, __ATOMIC_RELAXED);
+    __atomic_store_n(&ph->paused, paused & ~woke, __ATOMIC_RELAXED);
+    sr_health_rewake(ph);
     sr_health_unlock();
     for (int l = 0; woke; l++, woke >>= 1) {
         if (!(woke & 1))
@@ -91,29 +108,24 @@ static void sr_health_wake(int pe, uint64_t now)
 
 void sr_health_lane_error(int pe, int lane, const char *why)
 {
-    sr_peer_t *peer = &sr_rt.peers[pe];
     if (!sr_rt.spray || sr_rt.health.errors == 0 || lane < 0 || lane >= SR_TL_MAX_LANES ||
-        __atomic_load_n(&peer->lanes.n, __ATOMIC_RELAXED) < 2)
+        __atomic_load_n(&sr_rt.peers[pe].lanes.n, __ATOMIC_RELAXED) < 2)
         return;
     uint64_t now = sr_time_ns();
     sr_health_change_t ch = SR_HEALTH_SAME;
     uint32_t errors = 0;
     uint64_t ms = 0;
     sr_health_lock();
-    if (peer->health == NULL)
-        peer->health = calloc(SR_TL_MAX_LANES, sizeof(*peer->health));
-    if (peer->health != NULL) {
-        sr_lane_health_t *h = &peer->health[lane];
-        errors = h->errors;
+    sr_peer_health_t *ph = sr_health_get(pe);
+    if (ph != NULL) {
+        sr_lane_health_t *h = &ph->lane[lane];
         ch = sr_health_error(h, &sr_rt.health, now);
         if (ch == SR_HEALTH_PAUSED) {
             ms = h->pause_ns / 1000000ull;
-            __atomic_store_n(&peer->lanes_probing, peer->lanes_probing & ~(1u << lane),
-                             __ATOMIC_RELAXED);
-            __atomic_store_n(&peer->lanes_paused, peer->lanes_paused | 1u << lane,
-                             __ATOMIC_RELAXED);
-            sr_health_rewake(peer);
             errors = h->errors;
+            __atomic_store_n(&ph->probing, ph->probing & ~(1u << lane), __ATOMIC_RELAXED);
+            __atomic_store_n(&ph->paused, ph->paused | 1u << lane, __ATOMIC_RELAXED);
+            sr_health_rewake(ph);
         }
     }
     sr_health_unlock();
@@ -124,17 +136,13 @@ void sr_health_lane_error(int pe, int lane, const char *why)
             "to the other lanes", pe, lane, (unsigned long long)ms, errors, why);
 }
 
-static void sr_health_lane_ok(int pe, int lane)
+static void sr_health_lane_ok(sr_peer_health_t *ph, int pe, int lane)
 {
-    sr_peer_t *peer = &sr_rt.peers[pe];
-    sr_health_change_t ch = SR_HEALTH_SAME;
+    sr_health_change_t ch;
     sr_health_lock();
-    if (peer->health != NULL) {
-        ch = sr_health_ok(&peer->health[lane]);
-        if (ch == SR_HEALTH_RESUMED)
-            __atomic_store_n(&peer->lanes_probing, peer->lanes_probing & ~(1u << lane),
-                             __ATOMIC_RELAXED);
-    }
+    ch = sr_health_ok(&ph->lane[lane]);
+    if (ch == SR_HEALTH_RESUMED)
+        __atomic_store_n(&ph->probing, ph->probing & ~(1u << lane), __ATOMIC_RELAXED);
     sr_health_unlock();
     if (ch != SR_HEALTH_RESUMED)
         return;
@@ -153,10 +161,11 @@ int sr_spray_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len)
         sr_spray_init(cp->spray, (uint32_t)sr_rt.env.spray_probe);
     }
     uint64_t now = sr_time_ns();
-    uint32_t paused = __atomic_load_n(&peer->lanes_paused, __ATOMIC_RELAXED);
-    if (sr_unlikely(paused) && now >= __atomic_load_n(&peer->health_wake, __ATOMIC_RELAXED)) {
+    sr_peer_health_t *ph = sr_peer_health(pe);
+    uint32_t paused = ph ? __atomic_load_n(&ph->paused, __ATOMIC_RELAXED) : 0;
+    if (sr_unlikely(paused) && now >= __atomic_load_n(&ph->wake, __ATOMIC_RELAXED)) {
         sr_health_wake(pe, now);
-        paused = __atomic_load_n(&peer->lanes_paused, __ATOMIC_RELAXED);
+        paused = __atomic_load_n(&ph->paused, __ATOMIC_RELAXED);
     }
     return sr_spray_pick(cp->spray, &peer->lanes, paused, avoid, len, now);
 }
@@ -185,10 +194,12 @@ void sr_spray_slice_done(sr_slice_t *s, symrail_status_t status)
     sr_cpeer_t *cp = &s->op.ctx->peers[s->pe];
     s->inflight &= (uint8_t)~SR_SLICE_SPRAYED;
     sr_spray_done(cp->spray, s->lane, s->len, status == SYMRAIL_OK, sr_time_ns());
-    if (status == SYMRAIL_OK &&
-        sr_unlikely(__atomic_load_n(&sr_rt.peers[s->pe].lanes_probing, __ATOMIC_RELAXED) &
-                    (1u << s->lane)))
-        sr_health_lane_ok(s->pe, s->lane);
+    if (status != SYMRAIL_OK)
+        return;
+    sr_peer_health_t *ph = sr_peer_health(s->pe);
+    if (sr_unlikely(ph != NULL) &&
+        (__atomic_load_n(&ph->probing, __ATOMIC_RELAXED) & (1u << s->lane)))
+        sr_health_lane_ok(ph, s->pe, s->lane);
 }
 
 void sr_spray_ctx_fini(sr_ctx_t *ctx)
@@ -203,10 +214,11 @@ void sr_spray_ctx_fini(sr_ctx_t *ctx)
 
 void sr_health_fini(void)
 {
-    if (sr_rt.peers == NULL)
+    sr_peer_health_t *all = sr_rt.peer_health;
+    if (all == NULL)
         return;
-    for (int pe = 0; pe < sr_rt.n_max; pe++) {
-        free(sr_rt.peers[pe].health);
-        sr_rt.peers[pe].health = NULL;
-    }
+    for (int pe = 0; pe < sr_rt.n_max; pe++)
+        free(all[pe].lane);
+    free(all);
+    sr_rt.peer_health = NULL;
 }

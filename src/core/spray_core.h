@@ -11,6 +11,22 @@
  * estimates. */
 #define SR_SLICE_SPRAYED 2
 
+/* Rail health of one peer's lanes: a bit per lane (atomic), the earliest
+ * end of a pause, and each lane's state (NULL until one of its lanes
+ * fails), all written under lane_lock. */
+typedef struct sr_peer_health {
+    uint32_t          paused, probing;
+    uint64_t          wake;
+    sr_lane_health_t *lane;
+} sr_peer_health_t;
+
+/* pe's, or NULL where no lane of any peer has failed yet. */
+static inline sr_peer_health_t *sr_peer_health(int pe)
+{
+    sr_peer_health_t *h = __atomic_load_n(&sr_rt.peer_health, __ATOMIC_ACQUIRE);
+    return h ? &h[pe] : NULL;
+}
+
 symrail_status_t sr_spray_setup(void);
 /* A retried or refused slice's next lane, avoiding its last. */
 int sr_spray_repick(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len);

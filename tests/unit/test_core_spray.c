@@ -72,12 +72,13 @@ static void test_pause_probe_resume(void **state)
 {
     (void)state;
     static char buf[6000];
-    sr_peer_t *p = &sr_rt.peers[0];
     fail_once_on(1, buf);
-    assert_int_equal(p->lanes_paused, 0);  /* one failure is not a pattern */
+    sr_peer_health_t *p = sr_peer_health(0);
+    assert_non_null(p);
+    assert_int_equal(p->paused, 0);  /* one failure is not a pattern */
     sleep_ms(3);
     fail_once_on(1, buf);
-    assert_int_equal(p->lanes_paused, 1u << 1);
+    assert_int_equal(p->paused, 1u << 1);
     assert_int_equal(__atomic_load_n(&sr_rt.lanes_paused, __ATOMIC_RELAXED), 1);
     symrail_stats_t st;
     sr_stats_collect(&st);
@@ -93,8 +94,8 @@ static void test_pause_probe_resume(void **state)
     memset(fk.done, 0, sizeof(fk.done));
     assert_int_equal(sr_rma(C, 1, buf, 0, 6000, 0, 1), SYMRAIL_OK);
     assert_true(fk.posted[1] > before);
-    assert_int_equal(p->lanes_paused, 0);
-    assert_int_equal(p->lanes_probing, 0);
+    assert_int_equal(p->paused, 0);
+    assert_int_equal(p->probing, 0);
     sr_stats_collect(&st);
     assert_int_equal(st.lane_probes, 1);
     assert_int_equal(st.lanes_resumed, 1);
@@ -105,16 +106,16 @@ static void test_failed_probe_doubles(void **state)
 {
     (void)state;
     static char buf[6000];
-    sr_peer_t *p = &sr_rt.peers[0];
     fail_once_on(1, buf);
+    sr_peer_health_t *p = sr_peer_health(0);
     sleep_ms(3);
     fail_once_on(1, buf);
-    assert_int_equal(p->lanes_paused, 1u << 1);
-    assert_int_equal(p->health[1].pause_ns, 20000000ull);
+    assert_int_equal(p->paused, 1u << 1);
+    assert_int_equal(p->lane[1].pause_ns, 20000000ull);
     sleep_ms(25);
     fail_once_on(1, buf);
-    assert_int_equal(p->lanes_paused, 1u << 1);
-    assert_int_equal(p->health[1].pause_ns, 40000000ull);
+    assert_int_equal(p->paused, 1u << 1);
+    assert_int_equal(p->lane[1].pause_ns, 40000000ull);
     symrail_stats_t st;
     sr_stats_collect(&st);
     assert_int_equal(st.lanes_paused, 2);
@@ -132,7 +133,7 @@ static void test_health_off(void **state)
         fail_once_on(1, buf);
         sleep_ms(2);
     }
-    assert_int_equal(sr_rt.peers[0].lanes_paused, 0);
+    assert_null(sr_peer_health(0));
 }
 
 int main(void)
