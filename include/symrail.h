@@ -416,6 +416,9 @@ typedef struct {
         uint64_t bytes;         /* bytes of put/get data carried */
         uint64_t slices;
     } rails[SYMRAIL_STATS_MAX_RAILS];
+    uint64_t lanes_paused;      /* times a failing lane was paused (SYMRAIL_SPRAY=adaptive) */
+    uint64_t lane_probes;       /* ... its pause ended and it was probed */
+    uint64_t lanes_resumed;     /* ... a probe succeeded and it took traffic again */
 } symrail_stats_t;
 
 /* This PE's counters since init. */

@@ -93,11 +93,15 @@ STATS_COUNTERS = (
 )
 
 
+# Rail health, after the rails in the struct.
+STATS_HEALTH = ("lanes_paused", "lane_probes", "lanes_resumed")
+
+
 class stats_t(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in STATS_COUNTERS] + [
         ("nrails", ctypes.c_uint32),
         ("rails", stats_rail_t * STATS_MAX_RAILS),
-    ]
+    ] + [(n, ctypes.c_uint64) for n in STATS_HEALTH]
 
 
 # Declared by the binding before every header it runs with has them: the

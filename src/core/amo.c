@@ -57,7 +57,7 @@ static int sr_amo_try(void *arg)
         rr = &cp->amo_rr;
     }
     if (a->lane < 0 && !amo_ep) {
-        a->lane = sr_ctx_lane(a->ctx, cp, lanes, -1, 0);
+        a->lane = sr_ctx_lane(a->ctx, cp, lanes, -1, 0, 0);
     } else if (a->lane < 0 || amo_ep || cp->pin != a->lane) {
         /* Lane events keep the weights current; after "no room" (a retry)
          * the transport is asked afresh, as another lane may have room.  A
@@ -272,7 +272,7 @@ static symrail_status_t sr_put_signal_write(sr_ctx_t *ctx, sr_peer_t *peer, int 
                                             uint64_t sig_off, uint64_t value)
 {
     sr_cpeer_t *cp = &ctx->peers[pe];
-    int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0);
+    int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0, 0);
     if (lane < 0)
         return SYMRAIL_ERR_AGAIN;
     sr_req_t *req = sr_req_get(ctx);
@@ -338,7 +338,7 @@ symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, si
     }
     /* With atomics on another endpoint, nothing orders the two: the general path. */
     if (peer->ordered && len > 0 && len <= peer->slice && peer->amo_ep == NULL) {
-        int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0);
+        int lane = sr_ctx_lane(ctx, cp, &peer->lanes, -1, 0, 0);
         sr_req_t *req = sr_req_get(ctx);
         if (req == NULL)
             return SYMRAIL_ERR_NOMEM;

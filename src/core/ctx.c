@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "core/rt.h"
+#include "core/spray_core.h"
 #include "util/log.h"
 
 #include <stdlib.h>
@@ -171,6 +172,7 @@ static void sr_ctx_release(sr_ctx_t *ctx, int finalize)
     sr_pool_fini(&ctx->reqs);
     sr_pool_fini(&ctx->slices);
     pthread_mutex_destroy(&ctx->lock);
+    sr_spray_ctx_fini(ctx);
     free(ctx->peers);
     free(ctx->touched);
     ctx->peers = NULL;

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "core/rt.h"
+#include "core/spray_core.h"
 #include "core/region.h"
 #include "core/batch.h"
 #include "core/team.h"
@@ -116,6 +117,7 @@ static void sr_teardown(void)
             sr_rt.peers[pe].amo_cand_ops->disconnect(sr_rt.peers[pe].amo_cand);
     }
     sr_endpoint_fini();
+    sr_health_fini();
     free(sr_rt.peers);
     free(sr_rt.pids);
     free(sr_is_local);
@@ -152,6 +154,8 @@ symrail_status_t sr_core_init(int thread_level)
     sr_log_setup((sr_log_level_t)sr_log_level_parse(sr_rt.env.log));
     sr_env_warn_unknown(environ);
     st = sr_rma_hold_parse(sr_rt.env.test_hold_lane);
+    if (st == SYMRAIL_OK)
+        st = sr_spray_setup();
     if (st != SYMRAIL_OK)
         goto err_env;
 
@@ -268,6 +272,9 @@ void sr_stats_collect(symrail_stats_t *st)
     st->retries = s->retries;
     st->peers_suspect = __atomic_load_n(&sr_rt.peers_suspect, __ATOMIC_RELAXED);
     st->peers_failed = __atomic_load_n(&sr_rt.peers_failed, __ATOMIC_RELAXED);
+    st->lanes_paused = __atomic_load_n(&sr_rt.lanes_paused, __ATOMIC_RELAXED);
+    st->lane_probes = __atomic_load_n(&sr_rt.lane_probes, __ATOMIC_RELAXED);
+    st->lanes_resumed = __atomic_load_n(&sr_rt.lanes_resumed, __ATOMIC_RELAXED);
     for (int i = 0; i < sr_rt.ntls; i++)
         sr_rt.tls[i].ops->stats(sr_rt.tls[i].tl, st);
 }
@@ -289,7 +296,7 @@ static void sr_stats_print(void)
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
             "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu "
-            "repairs %llu; pmix gets %llu (%llu B) puts %llu (%llu B) fences %llu names %llu"
+            "repairs %llu lanes paused %llu probed %llu resumed %llu; pmix gets %llu (%llu B) puts %llu (%llu B) fences %llu names %llu"
             "%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
             (unsigned long long)s.puts, (unsigned long long)s.put_bytes,
             (unsigned long long)s.gets, (unsigned long long)s.get_bytes,
@@ -300,7 +307,8 @@ static void sr_stats_print(void)
             (unsigned long long)s.completions, (unsigned long long)s.stalls,
             (unsigned long long)s.qp_full, (unsigned long long)s.cq_full,
             (unsigned long long)s.retries, (unsigned long long)s.repairs,
-            (unsigned long long)b.gets, (unsigned long long)b.get_bytes,
+            (unsigned long long)s.lanes_paused, (unsigned long long)s.lane_probes,
+            (unsigned long long)s.lanes_resumed, (unsigned long long)b.gets, (unsigned long long)b.get_bytes,
             (unsigned long long)b.puts, (unsigned long long)b.put_bytes,
             (unsigned long long)b.fences, (unsigned long long)b.names,
             s.nrails ? "; rails:" : "", rails);

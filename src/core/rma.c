@@ -15,6 +15,7 @@
 #include "core/rt.h"
 #include "core/lanes.h"
 #include "core/slice.h"
+#include "core/spray_core.h"
 #include "core/endpoint.h"
 #include "util/log.h"
 #include "util/sys.h"
@@ -85,6 +86,8 @@ void sr_lane_event(void *arg, int pe, int lane, uint32_t weight, uint32_t genera
         return;
     sr_debug("PE %d lane %d is %s (generation %u)", pe, lane, weight ? "up" : "down",
              generation);
+    if (weight == 0 && lanes == &peer->lanes)
+        sr_health_lane_error(pe, lane, "lane went down");
 }
 
 static inline symrail_status_t sr_slice_post(sr_slice_t *s)
@@ -111,14 +114,15 @@ static void sr_slice_finish(sr_slice_t *s, symrail_status_t status)
 static void sr_slice_failed(sr_slice_t *s, symrail_status_t status)
 {
     sr_ctx_t *ctx = s->op.ctx;
-    sr_peer_t *peer = &sr_rt.peers[s->pe];
     sr_cpeer_t *cp = &ctx->peers[s->pe];
     int failed_lane = s->lane;
     /* A stale key fails on every lane alike: no retry. */
+    if (status != SYMRAIL_ERR_STALE && failed_lane >= 0)
+        sr_health_lane_error(s->pe, failed_lane, symrail_strerror(status));
     if (status != SYMRAIL_ERR_STALE && s->tries++ < sr_rt.env.retry_count) {
         ctx->stats.retries++;
         sr_peer_lanes_refresh(s->pe);
-        s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, failed_lane);
+        s->lane = sr_spray_repick(ctx, cp, failed_lane, s->len);
         if (s->lane >= 0) {
             sr_debug("%s slice of %zu bytes to PE %d failed on lane %d (%s); retry %u on lane %d",
                      s->is_put ? "put" : "get", s->len, s->pe, failed_lane,
@@ -180,6 +184,8 @@ static void sr_slice_done(sr_tl_comp_t *comp, symrail_status_t status)
         sr_slice_hold(s, status);
         return;
     }
+    if (s->inflight & SR_SLICE_SPRAYED)
+        sr_spray_slice_done(s, status);
     if (sr_likely(status == SYMRAIL_OK))
         sr_slice_finish(s, SYMRAIL_OK);
     else
@@ -202,6 +208,8 @@ static inline int sr_slice_posted(sr_slice_t *s, symrail_status_t st)
             s->inflight = 1;
             cp->inflight++;
         }
+        if (cp->spray)
+            sr_spray_slice_posted(cp, s);
         sr_peer_note(ctx, cp, s->pe, s->lane);
     } else if (st == SYMRAIL_ERR_AGAIN) {
         return 0;
@@ -282,7 +290,7 @@ static int sr_post_retry(void *arg)
     sr_cpeer_t *cp = &p->s->op.ctx->peers[p->s->pe];
     if (__atomic_load_n(&peer->lanes.n, __ATOMIC_RELAXED) > 1 && cp->pin != p->s->lane) {  /* a pinned slice waits for its lane */
         sr_peer_lanes_refresh(p->s->pe);
-        p->s->lane = sr_lanes_pick(&peer->lanes, &cp->rr, p->s->lane);
+        p->s->lane = sr_spray_repick(p->s->op.ctx, cp, p->s->lane, p->s->len);
     }
     p->done = sr_slice_posted(p->s, sr_slice_post(p->s));
     return p->done;
@@ -305,7 +313,7 @@ static inline void sr_slice_fill(sr_slice_t *s, int is_put, char *local, uint64_
     s->tries = 0;
     s->inflight = 0;
     s->held = 0;
-    s->lane = sr_ctx_lane(ctx, cp, &sr_rt.peers[pe].lanes, -1, spray);
+    s->lane = sr_ctx_lane(ctx, cp, &sr_rt.peers[pe].lanes, -1, spray, len);
 }
 
 /* Posts slice `s` (already counted in its request) whose first post

@@ -8,6 +8,7 @@
 #include <symrail.h>
 
 #include "boot/boot.h"
+#include "core/health.h"
 #include "core/heap_alloc.h"
 #include "core/lanes.h"
 #include "core/notify.h"
@@ -89,7 +90,7 @@ typedef struct sr_slice {
     int16_t          lane;
     uint8_t          is_put;
     uint8_t          tries;
-    uint8_t          inflight;  /* counted in its peer's inflight */
+    uint8_t          inflight;  /* counted in its peer's inflight; | SR_SLICE_SPRAYED */
     uint8_t          held;      /* its completion was held back (SYMRAIL_TEST_HOLD_LANE) */
     uint64_t         held_until;
 } sr_slice_t;
@@ -140,6 +141,7 @@ typedef struct {
     uint8_t      touched;     /* on ctx->touched */
     sr_lane_rr_t rr;          /* this context's turn over the lanes */
     sr_lane_rr_t amo_rr;
+    struct sr_spray *spray;   /* adaptive estimates; NULL until a pick over lanes */
 } sr_cpeer_t;
 
 typedef struct {
@@ -247,6 +249,12 @@ typedef struct {
     uint64_t           peer_events;
     int                peers_down;
     uint64_t           peers_suspect, peers_failed;
+    int                spray;         /* SYMRAIL_SPRAY=adaptive */
+    sr_health_cfg_t    health;        /* SYMRAIL_RAIL_PAUSE_* */
+    uint64_t           lanes_paused, lane_probes, lanes_resumed;  /* atomic */
+    /* Per peer, NULL until a lane fails (spray_core.h): not in sr_peer_t,
+     * whose size keeps the shm path's indexing cheap. */
+    struct sr_peer_health *peer_health;
     int                hold_lane;     /* SYMRAIL_TEST_HOLD_LANE, -1: none */
     uint64_t           hold_ns;
     uint64_t           notifies_recv, notifies_sent, waits_slept, notify_stalls;  /* atomic */
@@ -543,15 +551,19 @@ static inline void sr_peer_note(sr_ctx_t *ctx, sr_cpeer_t *cp, int pe, int lane)
     if (cp->fence_lane != lane)
         cp->fence_lane = cp->fence_lane == SR_LANE_NONE ? (int16_t)lane : SR_LANE_MANY;
 }
+/* spray.c (the rest in spray_core.h) */
+int sr_spray_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, int avoid, size_t len) __attribute__((noinline));
 /* The lane for the next operation of ctx to pe (avoiding `avoid`, -1:
  * none).  After a fence that did not wait (what was pending went down one
  * ordered lane), what follows takes that lane too, or it could overtake,
  * until nothing is pending.  Else a one-slice operation (spray 0) of a
  * context with a home lane takes it while it is up, and the rest turn over
- * the lanes.  A lane that fails loses the order of what was on it (its
- * slices are retried elsewhere). */
+ * the lanes: by predicted completion where SYMRAIL_SPRAY=adaptive and the
+ * pick is for a slice of the peer's data lanes (len > 0), by static weight
+ * else.  A lane that fails loses the order of what was on it (its slices
+ * are retried elsewhere). */
 static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *lanes, int avoid,
-                              int spray)
+                              int spray, size_t len)
 {
     int n = __atomic_load_n(&lanes->n, __ATOMIC_RELAXED);
     if (sr_unlikely(cp->pin >= 0)) {
@@ -566,6 +578,8 @@ static inline int sr_ctx_lane(sr_ctx_t *ctx, sr_cpeer_t *cp, const sr_lanes_t *l
         if (home != avoid && __atomic_load_n(&lanes->weight[home], __ATOMIC_RELAXED))
             return home;
     }
+    if (sr_unlikely(n > 1) && len && sr_rt.spray)
+        return sr_spray_lane(ctx, cp, avoid, len);
     return sr_lanes_pick(lanes, &cp->rr, avoid);
 }
 symrail_status_t sr_put_signal(sr_ctx_t *ctx, const void *src, uint64_t roff, size_t len,

@@ -41,6 +41,16 @@ SR_ENV(slice_size,    SYMRAIL_SLICE_SIZE,    SIZE,   "64K", "4K..1G",
        "Network transfers are cut into slices of this size and spread over rails")
 SR_ENV(batch_window,  SYMRAIL_BATCH_WINDOW,  SIZE,   "64M", "64K..64G",
        "Bytes of one batch's tasks in flight at once; more are posted as they complete")
+SR_ENV(spray,         SYMRAIL_SPRAY,         STRING, "adaptive", "adaptive|static",
+       "How slices are spread over a peer's lanes (rails, queue pairs, TCP connections): adaptive sends each to the lane that should complete it first (bytes in flight / measured bandwidth, with a locality penalty) and pauses failing lanes; static splits them by the transport's weights, as before")
+SR_ENV(spray_probe,   SYMRAIL_SPRAY_PROBE,   UINT,   "32", "0..1000000",
+       "Adaptive spraying: one slice in this many goes to the lane with the oldest bandwidth estimate, to keep it fresh (0: only idle lanes with an estimate older than 4 ms are probed)")
+SR_ENV(rail_pause_errors, SYMRAIL_RAIL_PAUSE_ERRORS, UINT, "3", "0..1000",
+       "Adaptive spraying: a lane that fails this many times (failures within 1 ms count once) is paused while another lane is up (0: never)")
+SR_ENV(rail_pause,    SYMRAIL_RAIL_PAUSE,    TIME,   "100ms", "1ms..1h",
+       "A paused lane is probed again after this long; each failed probe doubles the pause")
+SR_ENV(rail_pause_max, SYMRAIL_RAIL_PAUSE_MAX, TIME, "10s", "1ms..1h",
+       "The longest pause of a failing lane; a lane with no failure for this long starts over")
 SR_ENV(retry_count,   SYMRAIL_RETRY_COUNT,   UINT,   "3", "0..1000",
        "A slice that fails on one lane (QP, connection) is retried on another this many times")
 SR_ENV(ib_devices,    SYMRAIL_IB_DEVICES,    STRING, "", "*",

@@ -74,6 +74,19 @@ run_case "tcp: lane broken mid-transfer, slices retried on another lane" 0 \
     'slices retried on another lane' \
     env SYMRAIL_TCP_FAULT_CONN=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 \
     "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
+# Rail health: the broken lane is paused (at info level, once per PE that
+# saw it fail), and the transfer still completes on the other.
+run_case "tcp: a lane that fails is paused, its slices go to the other" 0 \
+    'slices retried on another lane' \
+    env SYMRAIL_TCP_FAULT_CONN=0:20 T_EXPECT_RETRIES=1 T_MAX_SIZE=1048576 \
+    SYMRAIL_RAIL_PAUSE_ERRORS=1 SYMRAIL_LOG=info "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"
+paused=$(grep -c 'lane 0 paused for 100 ms after 1 failures' "$outdir/out" || true)
+pes=$(grep 'lane 0 paused for' "$outdir/out" | sed 's/ PE [0-9]* lane.*//' | sort -u | wc -l)
+if [ "$paused" -ge 1 ] && [ "$paused" -eq "$pes" ]; then
+    result "tcp: the pause is logged once per PE" ""
+else
+    result "tcp: the pause is logged once per PE" "$paused pause lines from $pes PEs"
+fi
 # The verbs fault hook is not the TCP one.
 run_case "tcp: SYMRAIL_IB_FAULT_QP_ERROR does not break TCP lanes" 0 '^ok: put_nbi' \
     env SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_MAX_SIZE=262147 "$SYMRUN" -n 2 --timeout 300 "$T/t_rma"

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "core/rt.h"
+#include "core/spray_core.h"
 
 #define C (sr_rt.dctx)
 #include "core/lanes.h"
@@ -234,6 +235,7 @@ static int teardown(void **state)
 {
     (void)state;
     sr_ctxs_fini();
+    sr_health_fini();
     free(sr_rt.peers);
     free(sr_rt.pids);
     sr_env_release(&sr_rt.env);

@@ -341,9 +341,28 @@ static void test_set_own_again_after_lost(void **state)
     assert_int_equal(lost_calls, 1);
 }
 
+/* The same machinery with SYMRAIL_SPRAY=adaptive (the default at init). */
+static int setup_adaptive(void **state)
+{
+    setup(state);
+    sr_rt.spray = 1;
+    return sr_spray_setup() == SYMRAIL_OK && sr_rt.spray ? 0 : -1;
+}
+
+#define ADAPTIVE(t) { #t " (adaptive)", t, setup_adaptive, teardown, NULL }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        ADAPTIVE(test_backpressure),
+        ADAPTIVE(test_retry_other_lane),
+        ADAPTIVE(test_all_lanes_fail),
+        ADAPTIVE(test_nbi_quiet),
+        ADAPTIVE(test_full_lane_is_passed_over),
+        ADAPTIVE(test_lane_events),
+        ADAPTIVE(test_timeout_then_late_completion),
+        ADAPTIVE(test_local_completion_flush),
+        ADAPTIVE(test_fence_waits_for_retried_slice),
         cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pick_interleaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
