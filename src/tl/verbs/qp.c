@@ -7,12 +7,12 @@
 /* ---- queue pairs ----------------------------------------------------------------- */
 
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
-                               uint32_t send_wr, uint32_t recv_wr)
+                               uint32_t send_wr, struct ibv_srq *srq)
 {
     struct ibv_qp_init_attr ia = {
-        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
-        .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr ? recv_wr : 1,
-                 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64 },
+        .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+        .cap = { .max_send_wr = send_wr, .max_recv_wr = srq ? 0 : 1,
+                 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1, .max_inline_data = 64 },
     };
     struct ibv_qp *qp = ibv_create_qp(rail->dev->pd, &ia);
     if (qp == NULL) {
@@ -274,7 +274,8 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
                 return st;
             }
             ep->nqp = ctx->nqps[pe];
-            ep->credit_raddr = hdr.scratch_addr + (uint64_t)me * sizeof(uint64_t);
+            ep->n_limit = ep->n_limit_reported = SR_IB_CREDIT_STATIC;
+            ep->credit_raddr = hdr.scratch_addr + 2 * (uint64_t)me * sizeof(uint64_t);
             ep->credit_rkey = ra.scratch_rkey;
         }
     }
