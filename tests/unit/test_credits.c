@@ -54,8 +54,13 @@ static uint64_t run_model(int n, uint32_t pool, uint32_t depth, uint32_t slots, 
 {
     model_t m = { .n = n, .nrecv = (uint32_t)n * SR_IB_CREDIT_STATIC + pool, .pool_free = pool,
                   .depth = depth, .low = pool / 4, .slots = slots, .sq = 16 };
+    /* Half the pool handed out evenly at the start (md.c). */
+    uint32_t w0 = SR_IB_CREDIT_STATIC + pool / (2 * (uint32_t)n);
+    if (w0 > depth)
+        w0 = depth;
+    m.pool_free -= (uint32_t)n * (w0 - SR_IB_CREDIT_STATIC);
     for (int i = 0; i < n; i++)
-        m.s[i].limit = m.s[i].c.limit = SR_IB_CREDIT_STATIC;
+        m.s[i].limit = m.s[i].c.limit = w0;
     uint64_t total_sent = 0;
     srand(seed);
     for (int step = 0; step < steps; step++) {

@@ -13,7 +13,9 @@
  *     sum over S of (limit[S] - arrived[S])  +  pool_free  ==  P
  *
  * (a window is buffers kept posted for S alone), and every window is at
- * least SR_IB_CREDIT_STATIC after each arrival is handled.  Each arrival
+ * least SR_IB_CREDIT_STATIC after each arrival is handled.  Windows start
+ * with an even share of half the pool (the receiver's address blob says
+ * how large), so a burst at the start runs at once.  Each arrival
  * gives its buffer back to the pool; sr_ib_grant then decides how far S's
  * window grows again: by one more than it lost while the pool is above its
  * low mark (a busy sender's window grows up to `depth`), not at all below
@@ -32,9 +34,8 @@
 
 #include <stdint.h>
 
-/* The window every sender has at every receiver without asking: the
- * reserve for the transport's own messages plus room for two of the
- * application's. */
+/* The least window a sender has at a receiver: the reserve for the
+ * transport's own messages plus room for two of the application's. */
 #define SR_IB_CREDIT_STATIC 4
 
 typedef struct {

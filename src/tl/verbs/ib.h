@@ -260,7 +260,7 @@ typedef struct {
     uint32_t n_pes;
     uint32_t qpp;
     uint32_t depth;
-    uint32_t pad;
+    uint32_t window;     /* the notification window each peer has here at first */
     uint64_t region_addr[SR_IB_MAX_REGIONS];
     uint64_t scratch_addr;
     /* then: sr_ib_rail_addr_t[nrails], uint32_t qpn[n_pes][nrails * qpp + 1] */
@@ -373,6 +373,7 @@ struct sr_tl_ctx {
     uint32_t        nrecv;         /* its buffers: SR_IB_CREDIT_STATIC a peer + pool */
     uint32_t        pool_free;     /* ... in no sender's window (nlock) */
     uint32_t        pool_low;      /* below it busy windows shrink again */
+    uint32_t        window0;       /* every sender's window at first */
     uint32_t        send_free[SR_IB_SEND_SLOTS];  /* stack of free send slots (nlock) */
     uint32_t        nsend_free;
     sr_msgq_t       mq;            /* received, not yet handed to the core */

@@ -14,7 +14,11 @@ symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx)
     /* Every peer's static window, whether or not it is reached over verbs:
      * a few hundred bytes a peer, and the sums stay simple. */
     ctx->nrecv = (uint32_t)(n * SR_IB_CREDIT_STATIC + pool);
-    ctx->pool_free = (uint32_t)pool;
+    /* Half the pool goes out at once, evenly (the address blob says how
+     * much): a burst at the start need not wait for windows to grow. */
+    size_t w0 = SR_IB_CREDIT_STATIC + pool / (2 * n);
+    ctx->window0 = (uint32_t)(w0 < ctx->depth ? w0 : ctx->depth);
+    ctx->pool_free = (uint32_t)(pool - n * (ctx->window0 - SR_IB_CREDIT_STATIC));
     ctx->pool_low = (uint32_t)(pool / 4);
     size_t rslots = (size_t)ctx->nrecv * SR_IB_MSG_SIZE;
     size_t sslots = (size_t)SR_IB_SEND_SLOTS * SR_IB_MSG_SIZE;
