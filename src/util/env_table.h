@@ -64,7 +64,9 @@ SR_ENV(ib_max_wr,     SYMRAIL_IB_MAX_WR,     UINT,   "256", "4..32768",
 SR_ENV(ib_cq_size,    SYMRAIL_IB_CQ_SIZE,    UINT,   "4096", "4..4194304",
        "Completion queue entries per device; outstanding completions never exceed it")
 SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256", "4..65536",
-       "Receive buffers pre-posted per peer for notifications and signals over RDMA; at most SYMRAIL_NOTIFY_SLOTS of them carry application messages, the rest stay free for the transport's own (lane repair)")
+       "The most receive buffers of the shared notification queue one sender may hold over RDMA (its window starts at 4 and grows while the queue has room); at most SYMRAIL_NOTIFY_SLOTS of them carry application messages, two stay free for the transport's own (lane repair)")
+SR_ENV(ib_notify_pool, SYMRAIL_IB_NOTIFY_POOL, UINT, "512", "0..1048576",
+       "Receive buffers of the shared notification queue over RDMA beyond the 4 every peer has (the windows of busy senders grow out of them); 264 bytes each, registered")
 SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2", "0..1000",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
 SR_ENV(ib_fault_qp,   SYMRAIL_IB_FAULT_QP_ERROR, STRING, "", "*",

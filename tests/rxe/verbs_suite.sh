@@ -166,7 +166,7 @@ run_case "a repaired lane carries data again" 0 'rail 0 carried [1-9][0-9]* byte
     env SYMRAIL_IB_QPS_PER_PEER=1 SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_EXPECT_REPAIRS=1 \
     "$SYMRUN" --timeout 400 -n 2 "$T/t_complete" repair
 # Every step of init failing leaves a clean error, never a crash in fini.
-for step in 1 2 3 4; do
+for step in 1 2 3 4 5; do
     run_case "init step $step failing ends cleanly" nonzero "init step $step fails" \
         env SYMRAIL_IB_FAULT_INIT=$step "$SYMRUN" --timeout 400 -n 2 "$T/t_heap"
     if grep -Eqi 'signal|segmentation|core dumped' "$outdir/out"; then

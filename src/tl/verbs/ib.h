@@ -16,11 +16,13 @@
  * error completes every WR, signalled or not.
  *
  * Notifications use one more RC QP per peer (on the first rail) with its own
- * CQ and pre-posted receive buffers.  Credits: a receiver writes the count of
- * messages it has consumed (and re-posted buffers for) into the sender's
- * memory with an RDMA WRITE; a sender never has more than the receive depth
- * in flight, so there is never an RNR.  A progress thread keeps receive
- * buffers posted while the application computes.
+ * CQ; the receive buffers of every peer's QP are one shared receive queue,
+ * and send buffers one shared set, so neither grows with the job.  Credits
+ * (credits.h): a receiver writes the count of messages it has consumed and
+ * the window it keeps posted for the sender into the sender's memory with an
+ * RDMA WRITE; a sender never sends past its window, so there is never an
+ * RNR.  A progress thread keeps receive buffers posted while the
+ * application computes.
  *
  * Threads (params.thread_multiple; tl.h says what callers may do).  QPs are
  * shared by every thread and context: completion is counted per lane (the
@@ -80,8 +82,13 @@
 #define SR_IB_NAME_LEN     32
 #define SR_IB_MSG_HDR      8
 #define SR_IB_MSG_SIZE     (SR_IB_MSG_HDR + SR_TL_NOTIFY_MAX)
-/* Receive buffers per peer kept for the transport's own messages. */
+/* Buffers of a sender's window kept for the transport's own messages. */
 #define SR_IB_CTL_RESERVE  2
+/* Send buffers, shared by all peers; sends not completed per peer (its
+ * notify QP's send queue holds them and the credit writes). */
+#define SR_IB_SEND_SLOTS   256
+#define SR_IB_NQP_SENDS    16
+#define SR_IB_CREDIT_WRITES 4
 #define SR_IB_AMO_SLOTS    64
 #define SR_IB_BOUNCE_SLOTS 64
 #define SR_IB_POLL_BATCH   64
@@ -253,7 +260,7 @@ typedef struct {
     uint32_t n_pes;
     uint32_t qpp;
     uint32_t depth;
-    uint32_t pad;
+    uint32_t window;     /* the notification window each peer has here at first */
     uint64_t region_addr[SR_IB_MAX_REGIONS];
     uint64_t scratch_addr;
     /* then: sr_ib_rail_addr_t[nrails], uint32_t qpn[n_pes][nrails * qpp + 1] */
@@ -277,6 +284,9 @@ struct sr_tl_ep {
     uint64_t          n_recv;          /* messages received and re-posted */
     uint64_t          n_released;      /* ... consumed (application: notify_release) */
     uint64_t          n_recv_reported; /* ... of n_released, what the peer knows */
+    uint64_t          n_limit;         /* the window granted: the peer sends below it */
+    uint64_t          n_limit_reported;
+    uint32_t          n_cw;            /* credit writes not completed */
     uint64_t          credit_raddr;    /* where the peer counts what we consumed */
     uint32_t          credit_rkey;
     int               nqp_error;
@@ -321,8 +331,8 @@ struct sr_tl_ctx {
     int             nrails;
     uint32_t        qpp;
     uint32_t        max_wr;
-    uint32_t        depth;         /* receive buffers per peer */
-    uint32_t        slots;         /* ... of which application messages may take */
+    uint32_t        depth;         /* the most receive buffers one sender's window holds */
+    uint32_t        slots;         /* messages of the application not consumed, per sender */
     int             max_inline;
     sr_tl_mem_t     regions[SR_IB_MAX_REGIONS];
     uint32_t        nregions;
@@ -338,10 +348,10 @@ struct sr_tl_ctx {
     /* Registered scratch: credits, atomic results, notify slots, bounce. */
     char           *scratch;
     size_t          scratch_len;
-    uint64_t       *credits;       /* [n_pes]: messages each peer consumed of ours */
+    uint64_t       *credits;       /* [n_pes][2]: messages each peer consumed of ours, its window */
     uint64_t       *amo_res;       /* [SR_IB_AMO_SLOTS] */
-    char           *recv_slots;    /* [n_pes][depth][SR_IB_MSG_SIZE] */
-    char           *send_slots;    /* [n_pes][depth][SR_IB_MSG_SIZE] */
+    char           *recv_slots;    /* [nrecv][SR_IB_MSG_SIZE], posted to srq */
+    char           *send_slots;    /* [SR_IB_SEND_SLOTS][SR_IB_MSG_SIZE] */
     char           *bounce;        /* [SR_IB_BOUNCE_SLOTS][bounce_len] */
     size_t          bounce_len;
     uint64_t        amo_free;      /* bitmap */
@@ -359,6 +369,13 @@ struct sr_tl_ctx {
     pthread_mutex_t nlock;
     struct ibv_comp_channel *nch;
     struct ibv_cq  *ncq;
+    struct ibv_srq *srq;           /* every notify QP's receives (rails[0]'s device) */
+    uint32_t        nrecv;         /* its buffers: SR_IB_CREDIT_STATIC a peer + pool */
+    uint32_t        pool_free;     /* ... in no sender's window (nlock) */
+    uint32_t        pool_low;      /* below it busy windows shrink again */
+    uint32_t        window0;       /* every sender's window at first */
+    uint32_t        send_free[SR_IB_SEND_SLOTS];  /* stack of free send slots (nlock) */
+    uint32_t        nsend_free;
     sr_msgq_t       mq;            /* received, not yet handed to the core */
     pthread_t       thread;
     int             thread_up;
@@ -384,9 +401,9 @@ static inline uint32_t sr_ib_psn(uint32_t qpn)
  * structs). */
 #include "tl/verbs/threads.h"
 
-static inline char *sr_ib_slot(char *base, sr_tl_ctx_t *ctx, int pe, uint64_t i)
+static inline char *sr_ib_slot(char *base, uint64_t i)
 {
-    return base + ((size_t)pe * ctx->depth + (size_t)(i % ctx->depth)) * SR_IB_MSG_SIZE;
+    return base + (size_t)i * SR_IB_MSG_SIZE;
 }
 
 /* Room for one more WR on lane (lane lock held): its send-queue slot is
@@ -416,6 +433,9 @@ full:
     return 0;
 }
 
+/* iface.c: testing only, init step `step` fails (SYMRAIL_IB_FAULT_INIT). */
+int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step);
+
 /* device.c */
 void sr_ib_dev_close(sr_ib_dev_t *dev);
 symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx);
@@ -430,7 +450,7 @@ symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_me
 
 /* qp.c */
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
-                               uint32_t send_wr, uint32_t recv_wr);
+                               uint32_t send_wr, struct ibv_srq *srq);
 symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
                                   const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe);
 symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);
@@ -484,7 +504,8 @@ symrail_status_t sr_ib_flush(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp)
 int sr_ib_rma_progress(sr_tl_ctx_t *ctx, sr_ib_done_t *done);
 
 /* notify.c */
-symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, struct ibv_qp *qp, int pe, uint64_t i);
+symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, uint32_t i);
+symrail_status_t sr_ib_notify_init(sr_tl_ctx_t *ctx);
 void sr_ib_wireup_done(sr_tl_ctx_t *ctx);
 int sr_ib_npoll(sr_tl_ctx_t *ctx);
 void sr_ib_return_credits(sr_tl_ctx_t *ctx);

@@ -25,7 +25,7 @@ static symrail_status_t sr_ib_parse_fault(sr_tl_ctx_t *ctx)
 
 /* Testing only: step `step` of init fails as if out of memory, so that every
  * partial state is seen by fini. */
-static int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step)
+int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step)
 {
     if (sr_likely(ctx->fault_init != step))
         return 0;
@@ -108,33 +108,9 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
         st = SYMRAIL_ERR_NOMEM;
         goto err;
     }
-    ctx->nch = ibv_create_comp_channel(ctx->rails[0].dev->ctx);
-    /* Room for every receive, send and credit write of every peer at once. */
-    struct ibv_device_attr da;
-    ibv_query_device(ctx->rails[0].dev->ctx, &da);
-    size_t ncqe = (size_t)n * (3 * ctx->depth + 8);
-    if (ncqe > (size_t)da.max_cqe) {
-        /* The job size is given, the depth is not: say which depth fits. */
-        long fit = ((long)da.max_cqe / n - 8) / 3;
-        char hint[96];
-        if (fit >= 4)
-            snprintf(hint, sizeof(hint), "set SYMRAIL_IB_NOTIFY_DEPTH=%ld or less for %d PEs",
-                     fit, n);
-        else
-            snprintf(hint, sizeof(hint), "%d PEs do not fit even at the smallest depth", n);
-        sr_error("verbs: one notification CQ for %d PEs x SYMRAIL_IB_NOTIFY_DEPTH=%u needs %zu "
-                 "entries, %s has at most %d (max_cqe): %s", n, ctx->depth, ncqe,
-                 ctx->rails[0].dev->name, da.max_cqe, hint);
-        st = SYMRAIL_ERR_INVALID;
+    st = sr_ib_notify_init(ctx);
+    if (st != SYMRAIL_OK)
         goto err;
-    }
-    ctx->ncq = ctx->nch && !sr_ib_init_fault(ctx, 2) ? ibv_create_cq(ctx->rails[0].dev->ctx, (int)ncqe, NULL, ctx->nch, 0)
-                        : NULL;
-    if (ctx->ncq == NULL) {
-        sr_error("verbs: creating the notification CQ on %s failed: %m", ctx->rails[0].dev->name);
-        st = SYMRAIL_ERR_TRANSPORT;
-        goto err;
-    }
     /* Without global atomicity the NIC's atomics and the CPU's on the same
      * word do not exclude each other: if this transport may carry a remote
      * peer, local peers and this PE get QPs too, so that the core can send
@@ -168,17 +144,12 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
                 }
             }
         }
-        /* Sends in flight are bounded by credits, plus credit writes. */
-        ctx->nqps[pe] = sr_ib_qp_create(ctx, &ctx->rails[0], ctx->ncq, 2 * ctx->depth + 8,
-                                        ctx->depth);
+        /* Sends not completed are bounded per peer, plus credit writes. */
+        ctx->nqps[pe] = sr_ib_qp_create(ctx, &ctx->rails[0], ctx->ncq,
+                                        SR_IB_NQP_SENDS + SR_IB_CREDIT_WRITES, ctx->srq);
         if (ctx->nqps[pe] == NULL || sr_ib_init_fault(ctx, 4)) {
             st = SYMRAIL_ERR_TRANSPORT;
             goto err;
-        }
-        for (uint32_t i = 0; i < ctx->depth; i++) {
-            st = sr_ib_post_recv(ctx, ctx->nqps[pe], pe, i);
-            if (st != SYMRAIL_OK)
-                goto err;
         }
     }
     *ctx_p = ctx;
@@ -222,6 +193,9 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
     for (int pe = n; ctx->eps && pe < ctx->neps; pe++)
         if (ctx->eps[pe])
             sr_ib_peer_free(ctx->eps[pe]);
+    /* After every QP that uses it, before its device's PD. */
+    if (ctx->srq)
+        ibv_destroy_srq(ctx->srq);
     if (ctx->ncq) {
         /* Events handed out must be acknowledged before the CQ goes. */
         ibv_destroy_cq(ctx->ncq);

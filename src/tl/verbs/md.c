@@ -10,20 +10,37 @@
 symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx)
 {
     size_t n = (size_t)ctx->params.n_pes;
-    size_t slots = n * ctx->depth * SR_IB_MSG_SIZE;
+    size_t pool = ctx->params.env->ib_notify_pool;
+    /* Every peer's static window, whether or not it is reached over verbs:
+     * a few hundred bytes a peer, and the sums stay simple. */
+    ctx->nrecv = (uint32_t)(n * SR_IB_CREDIT_STATIC + pool);
+    /* Half the pool goes out at once, evenly (the address blob says how
+     * much): a burst at the start need not wait for windows to grow. */
+    size_t w0 = SR_IB_CREDIT_STATIC + pool / (2 * n);
+    ctx->window0 = (uint32_t)(w0 < ctx->depth ? w0 : ctx->depth);
+    ctx->pool_free = (uint32_t)(pool - n * (ctx->window0 - SR_IB_CREDIT_STATIC));
+    ctx->pool_low = (uint32_t)(pool / 4);
+    size_t rslots = (size_t)ctx->nrecv * SR_IB_MSG_SIZE;
+    size_t sslots = (size_t)SR_IB_SEND_SLOTS * SR_IB_MSG_SIZE;
     ctx->bounce_len = ctx->params.env->slice_size + ctx->params.env->slice_size / 4;
-    size_t credits = SR_ALIGN_UP(n * sizeof(uint64_t), SR_CACHE_LINE);
+    size_t credits = SR_ALIGN_UP(2 * n * sizeof(uint64_t), SR_CACHE_LINE);
     size_t amo = SR_IB_AMO_SLOTS * sizeof(uint64_t);
-    ctx->scratch_len = credits + amo + 2 * SR_ALIGN_UP(slots, 4096) +
+    ctx->scratch_len = credits + amo + SR_ALIGN_UP(rslots, 4096) + SR_ALIGN_UP(sslots, 4096) +
                        SR_IB_BOUNCE_SLOTS * SR_ALIGN_UP(ctx->bounce_len, 4096);
     if (posix_memalign((void **)&ctx->scratch, 4096, ctx->scratch_len) != 0)
         return SYMRAIL_ERR_NOMEM;
     memset(ctx->scratch, 0, credits + amo);
     ctx->credits = (uint64_t *)(void *)ctx->scratch;
+    /* Until a peer says more, our window there is the static one. */
+    for (size_t pe = 0; pe < n; pe++)
+        ctx->credits[2 * pe + 1] = SR_IB_CREDIT_STATIC;
     ctx->amo_res = (uint64_t *)(void *)(ctx->scratch + credits);
     ctx->recv_slots = ctx->scratch + credits + amo;
-    ctx->send_slots = ctx->recv_slots + SR_ALIGN_UP(slots, 4096);
-    ctx->bounce = ctx->send_slots + SR_ALIGN_UP(slots, 4096);
+    ctx->send_slots = ctx->recv_slots + SR_ALIGN_UP(rslots, 4096);
+    ctx->bounce = ctx->send_slots + SR_ALIGN_UP(sslots, 4096);
+    for (uint32_t i = 0; i < SR_IB_SEND_SLOTS; i++)
+        ctx->send_free[i] = SR_IB_SEND_SLOTS - 1 - i;
+    ctx->nsend_free = SR_IB_SEND_SLOTS;
     ctx->bounce_len = SR_ALIGN_UP(ctx->bounce_len, 4096);
     ctx->amo_free = ~0ull;
     ctx->bounce_free = ~0ull;

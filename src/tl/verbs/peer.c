@@ -69,7 +69,7 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
         /* Not offered to the core before it is connected. */
         lane->down = 1;
         lane->state = SR_IB_LANE_DEAD;
-        lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, 0);
+        lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, NULL);
         if (lane->qp == NULL) {
             sr_ib_peer_free(ep);
             return SYMRAIL_ERR_TRANSPORT;

@@ -7,12 +7,12 @@
 /* ---- queue pairs ----------------------------------------------------------------- */
 
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
-                               uint32_t send_wr, uint32_t recv_wr)
+                               uint32_t send_wr, struct ibv_srq *srq)
 {
     struct ibv_qp_init_attr ia = {
-        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
-        .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr ? recv_wr : 1,
-                 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64 },
+        .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+        .cap = { .max_send_wr = send_wr, .max_recv_wr = srq ? 0 : 1,
+                 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1, .max_inline_data = 64 },
     };
     struct ibv_qp *qp = ibv_create_qp(rail->dev->pd, &ia);
     if (qp == NULL) {
@@ -106,7 +106,8 @@ symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p)
     sr_ib_addr_hdr_t hdr = { .magic = SR_IB_MAGIC, .pid = (int32_t)getpid(),
                              .nrails = (uint32_t)ctx->nrails,
                              .n_pes = (uint32_t)ctx->params.n_pes, .qpp = ctx->qpp,
-                             .depth = ctx->depth, .scratch_addr = (uintptr_t)ctx->scratch };
+                             .depth = ctx->depth, .window = ctx->window0,
+                             .scratch_addr = (uintptr_t)ctx->scratch };
     for (uint32_t r = 0; r < ctx->nregions; r++)
         hdr.region_addr[r] = (uintptr_t)ctx->regions[r].addr;
     char *p = buf;
@@ -268,13 +269,18 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
         if (r == 0) {
             uint32_t nqpn;
             memcpy(&nqpn, row + hdr.nrails * hdr.qpp * sizeof(uint32_t), 4);
+            /* Set before our QP accepts the peer's credit writes. */
+            __atomic_store_n(&ctx->credits[2 * pe + 1],
+                             hdr.window > SR_IB_CREDIT_STATIC ? hdr.window : SR_IB_CREDIT_STATIC,
+                             __ATOMIC_RELEASE);
             symrail_status_t st = sr_ib_qp_connect(ctx->nqps[pe], &ctx->rails[0], &ra, nqpn, pe);
             if (st != SYMRAIL_OK) {
                 free(ep);
                 return st;
             }
             ep->nqp = ctx->nqps[pe];
-            ep->credit_raddr = hdr.scratch_addr + (uint64_t)me * sizeof(uint64_t);
+            ep->n_limit = ep->n_limit_reported = ctx->window0;
+            ep->credit_raddr = hdr.scratch_addr + 2 * (uint64_t)me * sizeof(uint64_t);
             ep->credit_rkey = ra.scratch_rkey;
         }
     }
