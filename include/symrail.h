@@ -416,6 +416,13 @@ typedef struct {
         uint64_t bytes;         /* bytes of put/get data carried */
         uint64_t slices;
     } rails[SYMRAIL_STATS_MAX_RAILS];
+    /* Private (unregistered) buffers used in place over RDMA
+     * (SYMRAIL_IB_ZCOPY_THRESH): registration cache lookups that found an
+     * entry and that had to register, registrations made, entries dropped
+     * because their memory was freed or unmapped, idle ones evicted for
+     * SYMRAIL_IB_RCACHE_MAX, and the bytes registered now. */
+    uint64_t rcache_hits, rcache_misses, rcache_regs;
+    uint64_t rcache_invalidations, rcache_evictions, rcache_bytes;
 } symrail_stats_t;
 
 /* This PE's counters since init. */

@@ -55,6 +55,16 @@ SR_ENV(ib_cq_size,    SYMRAIL_IB_CQ_SIZE,    UINT,   "4096", "4..4194304",
        "Completion queue entries per device; outstanding completions never exceed it")
 SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256", "4..65536",
        "Receive buffers pre-posted per peer for notifications and signals over RDMA; at most SYMRAIL_NOTIFY_SLOTS of them carry application messages, the rest stay free for the transport's own (lane repair)")
+/* 32K: a copy into a bounce buffer costs about as much as the wire time of
+ * the same bytes at 100 Gb/s from there on, and more than a cache lookup
+ * (a lock and a binary search); below it the copy is cheaper than even a
+ * hit's bookkeeping, and far cheaper than a first registration (a system
+ * call that pins every page).  With the default 64K slices every slice of
+ * a transfer of 32K or more goes in place. */
+SR_ENV(ib_zcopy_thresh, SYMRAIL_IB_ZCOPY_THRESH, SIZE, "32K", "0..1G",
+       "Slices of private (unregistered) buffers of at least this size are registered on the fly (registration cache) and sent or received in place over RDMA; smaller ones go through bounce buffers (0: always bounce buffers)")
+SR_ENV(ib_rcache_max, SYMRAIL_IB_RCACHE_MAX, SIZE, "1G", "0..1T",
+       "Bytes of private memory the RDMA registration cache keeps registered (pinned) at most; the least recently used idle ranges go first")
 SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2", "0..1000",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
 SR_ENV(ib_fault_qp,   SYMRAIL_IB_FAULT_QP_ERROR, STRING, "", "*",

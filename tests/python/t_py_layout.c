@@ -28,7 +28,8 @@ int main(void)
     S(puts) S(gets) S(put_bytes) S(get_bytes) S(atomics) S(signals) S(notify_sent)
     S(notify_recv) S(quiets) S(barriers) S(sleeps) S(slices_posted) S(completions)
     S(retries) S(repairs) S(stalls) S(qp_full) S(cq_full) S(peers_suspect) S(peers_failed)
-    S(nrails) S(rails)
+    S(nrails) S(rails) S(rcache_hits) S(rcache_misses) S(rcache_regs)
+    S(rcache_invalidations) S(rcache_evictions) S(rcache_bytes)
 #undef S
     V(SYMRAIL_NOTIFY_MAX_PAYLOAD);
     V(SYMRAIL_NOTIFY_TAG_RESERVED);
