@@ -4,9 +4,11 @@
  * madvise, and the dynamic linker binds the application's calls (and every
  * library's loaded after this one) here.  Each one tests one counter
  * (relaxed) and, when some cache holds an entry, invalidates the range
- * before the memory goes.  Underneath are glibc's __libc_free and
- * __libc_realloc and raw system calls: no dlsym, which may allocate and
- * would recurse at first use.  glibc's free unmaps a large block with its
+ * before the memory goes.  Underneath are raw system calls, and the free
+ * and realloc that come after ours (glibc's, or an allocator's linked
+ * after libsymrail), looked up once by a constructor; before that, and if
+ * there is none, glibc's __libc_free and __libc_realloc: no lookup at
+ * first use, where dlsym may allocate and free and would recurse.  glibc's free unmaps a large block with its
  * own internal munmap, not through here: free itself invalidates the
  * whole block (malloc_usable_size) first.
  *
@@ -23,6 +25,7 @@
 #include "util/sanitizer.h"
 #include "util/sys.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -50,6 +53,18 @@ static unsigned sr_mh_seen;
 extern void __libc_free(void *ptr);
 extern void *__libc_realloc(void *ptr, size_t size);
 
+static void (*sr_mh_free)(void *) = __libc_free;
+static void *(*sr_mh_realloc)(void *, size_t) = __libc_realloc;
+
+__attribute__((constructor)) static void sr_mh_init(void)
+{
+    void *f = dlsym(RTLD_NEXT, "free"), *r = dlsym(RTLD_NEXT, "realloc");
+    if (f != NULL && r != NULL) {
+        sr_mh_realloc = (void *(*)(void *, size_t))r;
+        sr_mh_free = (void (*)(void *))f;
+    }
+}
+
 static inline int sr_mh_armed(void)
 {
     return sr_unlikely(__atomic_load_n(&sr_rcache_armed, __ATOMIC_RELAXED) != 0);
@@ -66,7 +81,7 @@ SR_MH_EXPORT void free(void *ptr)
 {
     if (sr_mh_armed() && ptr != NULL)
         sr_mh_slow(1, ptr, malloc_usable_size(ptr));
-    __libc_free(ptr);
+    sr_mh_free(ptr);
 }
 
 /* The block may move or shrink: what was registered of it goes either way. */
@@ -74,7 +89,7 @@ SR_MH_EXPORT void *realloc(void *ptr, size_t size)
 {
     if (sr_mh_armed() && ptr != NULL)
         sr_mh_slow(2, ptr, malloc_usable_size(ptr));
-    return __libc_realloc(ptr, size);
+    return sr_mh_realloc(ptr, size);
 }
 
 SR_MH_EXPORT int munmap(void *addr, size_t len)

@@ -182,7 +182,7 @@ void sr_rcache_destroy(sr_rcache_t *rc)
     }
     for (size_t i = 0; i < rc->n; i++) {
         if (rc->v[i]->refs != 0)
-            sr_error("rcache: an entry of %zu bytes at %#lx is still in use at teardown",
+            sr_debug("rcache: an entry of %zu bytes at %#lx is still in use at teardown",
                      (size_t)(rc->v[i]->pub.hi - rc->v[i]->pub.lo),
                      (unsigned long)rc->v[i]->pub.lo);
         rc->v[i]->refs = 0;
