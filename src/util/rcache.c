@@ -154,8 +154,27 @@ static sr_rc_ent_t *sr_rc_find(sr_rcache_t *rc, uintptr_t lo, uintptr_t hi)
     return NULL;
 }
 
+/* A child forked while another thread held the lock would hang in its
+ * first free. */
+static void sr_rc_fork_prepare(void)
+{
+    pthread_mutex_lock(&sr_rc_lock);
+}
+
+static void sr_rc_fork_after(void)
+{
+    pthread_mutex_unlock(&sr_rc_lock);
+}
+
+static void sr_rc_once(void)
+{
+    pthread_atfork(sr_rc_fork_prepare, sr_rc_fork_after, sr_rc_fork_after);
+}
+
 symrail_status_t sr_rcache_create(const sr_rcache_params_t *params, sr_rcache_t **rc_p)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sr_rc_once);
     sr_rcache_t *rc = calloc(1, sizeof(*rc));
     if (rc == NULL)
         return SYMRAIL_ERR_NOMEM;

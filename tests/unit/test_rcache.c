@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -300,6 +301,44 @@ static void test_in_use(void **state)
     assert_int_equal(stats().bytes, 0);
 }
 
+/* Threads that use buffers and free them while others do the same: every
+ * entry goes with its memory, none twice (teardown: regs == deregs). */
+static void *churn(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = (size_t)(1 + i % 7) * pg + 24;
+        char *p = malloc(n);
+        sr_rcache_ent_t *e;
+        if (sr_rcache_get(rc, p, n, &e) == SYMRAIL_OK) {
+            if (i % 3 == 0) {
+                free(p);  /* in use: deregistered at the put */
+                sr_rcache_put(rc, e);
+                continue;
+            }
+            sr_rcache_put(rc, e);
+        }
+        free(p);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    if (!sr_memhook_active())
+        skip();
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, churn, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    sr_rcache_stats_t s = stats();
+    assert_int_equal(s.entries, 0);
+    assert_int_equal(s.bytes, 0);
+    assert_true(s.invalidations > 0);
+}
+
 /* With nothing cached the hooks forward at once. */
 static void test_idle_hooks(void **state)
 {
@@ -319,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_free_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_munmap_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_use, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_hooks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
