@@ -29,10 +29,11 @@ static int fake_reg(void *arg, void *addr, size_t len, void **handle_p)
     fake_t *f = arg;
     if (f->fail)
         return 14;
-    f->regs++;
+    /* Called outside the cache's lock, by several threads in test_threads. */
+    int n = __atomic_add_fetch(&f->regs, 1, __ATOMIC_RELAXED);
     f->last_addr = addr;
     f->last_len = len;
-    *handle_p = (void *)(uintptr_t)f->regs;
+    *handle_p = (void *)(uintptr_t)n;
     return 0;
 }
 
@@ -40,7 +41,7 @@ static void fake_dereg(void *arg, void *handle)
 {
     fake_t *f = arg;
     assert_non_null(handle);
-    f->deregs++;
+    __atomic_fetch_add(&f->deregs, 1, __ATOMIC_RELAXED);
 }
 
 static size_t pg;
