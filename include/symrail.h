@@ -419,6 +419,13 @@ typedef struct {
     uint64_t lanes_paused;      /* times a failing lane was paused (SYMRAIL_SPRAY=adaptive) */
     uint64_t lane_probes;       /* ... its pause ended and it was probed */
     uint64_t lanes_resumed;     /* ... a probe succeeded and it took traffic again */
+    /* Private (unregistered) buffers used in place over RDMA
+     * (SYMRAIL_IB_ZCOPY_THRESH): registration cache lookups that found an
+     * entry and that had to register, registrations made, entries dropped
+     * because their memory was freed or unmapped, idle ones evicted for
+     * SYMRAIL_IB_RCACHE_MAX, and the bytes registered now. */
+    uint64_t rcache_hits, rcache_misses, rcache_regs;
+    uint64_t rcache_invalidations, rcache_evictions, rcache_bytes;
 } symrail_stats_t;
 
 /* This PE's counters since init. */

@@ -92,16 +92,21 @@ STATS_COUNTERS = (
     "stalls", "qp_full", "cq_full", "peers_suspect", "peers_failed",
 )
 
-
 # Rail health, after the rails in the struct.
 STATS_HEALTH = ("lanes_paused", "lane_probes", "lanes_resumed")
+
+# After the rail health counters, at the end of the struct.
+STATS_RCACHE = (
+    "rcache_hits", "rcache_misses", "rcache_regs",
+    "rcache_invalidations", "rcache_evictions", "rcache_bytes",
+)
 
 
 class stats_t(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in STATS_COUNTERS] + [
         ("nrails", ctypes.c_uint32),
         ("rails", stats_rail_t * STATS_MAX_RAILS),
-    ] + [(n, ctypes.c_uint64) for n in STATS_HEALTH]
+    ] + [(n, ctypes.c_uint64) for n in STATS_HEALTH + STATS_RCACHE]
 
 
 # Declared by the binding before every header it runs with has them: the

@@ -211,7 +211,7 @@ def stats():
     """This PE's counters since init: a dict, with 'rails' a list of dicts."""
     s = L.stats_t()
     call("symrail_stats", ctypes.byref(s))
-    d = {n: getattr(s, n) for n in L.STATS_COUNTERS + L.STATS_HEALTH}
+    d = {n: getattr(s, n) for n in L.STATS_COUNTERS + L.STATS_HEALTH + L.STATS_RCACHE}
     d["rails"] = [{"name": r.name.decode(errors="replace"), "bytes": r.bytes,
                    "slices": r.slices} for r in s.rails[:min(s.nrails, L.STATS_MAX_RAILS)]]
     return d

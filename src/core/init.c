@@ -291,13 +291,20 @@ static void sr_stats_print(void)
         pos += (size_t)snprintf(rails + pos, sizeof(rails) - pos, " %s %llu B/%llu slices",
                                 s.rails[r].name, (unsigned long long)s.rails[r].bytes,
                                 (unsigned long long)s.rails[r].slices);
+    char rc[160] = "";
+    if (s.rcache_hits || s.rcache_misses)
+        snprintf(rc, sizeof(rc), "; private buffers in place: rcache hits %llu misses %llu "
+                 "registrations %llu invalidations %llu evictions %llu",
+                 (unsigned long long)s.rcache_hits, (unsigned long long)s.rcache_misses,
+                 (unsigned long long)s.rcache_regs, (unsigned long long)s.rcache_invalidations,
+                 (unsigned long long)s.rcache_evictions);
     /* Asked for explicitly, so printed whatever SYMRAIL_LOG says. */
     fprintf(stderr,
             "symrail %s:%d:%d stats: puts %llu (%llu B) gets %llu (%llu B) atomics %llu "
             "signals %llu notify sent %llu recv %llu quiets %llu barriers %llu sleeps %llu "
             "slices %llu completions %llu stalls %llu (qp full %llu, cq full %llu) retries %llu "
             "repairs %llu lanes paused %llu probed %llu resumed %llu; pmix gets %llu (%llu B) puts %llu (%llu B) fences %llu names %llu"
-            "%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
+            "%s%s%s\n", sr_log_cfg.host, sr_log_cfg.pid, sr_log_cfg.pe,
             (unsigned long long)s.puts, (unsigned long long)s.put_bytes,
             (unsigned long long)s.gets, (unsigned long long)s.get_bytes,
             (unsigned long long)s.atomics, (unsigned long long)s.signals,
@@ -311,7 +318,7 @@ static void sr_stats_print(void)
             (unsigned long long)s.lanes_resumed, (unsigned long long)b.gets, (unsigned long long)b.get_bytes,
             (unsigned long long)b.puts, (unsigned long long)b.put_bytes,
             (unsigned long long)b.fences, (unsigned long long)b.names,
-            s.nrails ? "; rails:" : "", rails);
+            s.nrails ? "; rails:" : "", rails, rc);
 }
 
 symrail_status_t sr_core_finalize(void)

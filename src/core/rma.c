@@ -373,6 +373,8 @@ static symrail_status_t sr_rma_slices(sr_ctx_t *ctx, int is_put, char *local, ui
     sr_slicer_t sl;
     symrail_status_t st = SYMRAIL_OK;
     sr_slicer_init(&sl, len, peer->slice);
+    if (sl.count > 1)
+        peer->ops->local_hint(peer->ep, local, len);
     for (size_t i = 0; i < sl.count && st == SYMRAIL_OK; i++) {
         size_t off, n;
         sr_slice_t *s = sr_slice_alloc(ctx);

@@ -91,6 +91,11 @@ void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int wri
     (void)ep, (void)region, (void)offset, (void)write;
 }
 
+void sr_tl_no_local_hint(sr_tl_ep_t *ep, const void *local, size_t len)
+{
+    (void)ep, (void)local, (void)len;
+}
+
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep)
 {
     (void)ep;

@@ -300,6 +300,10 @@ typedef struct sr_tl_ops {
      * load/store transport may start bringing the line in.  It never
      * faults, never fails, and may do nothing (sr_tl_no_prefetch). */
     void (*prefetch)(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
+    /* A hint: the slices of one transfer from or to local [local, +len)
+     * follow; a transport that registers private memory on the fly may
+     * register all of it now (sr_tl_no_local_hint: nothing). */
+    void (*local_hint)(sr_tl_ep_t *ep, const void *local, size_t len);
 
     /* Fills the relative bandwidth of each lane (0: the lane is down) and
      * returns how many lanes the endpoint has (1 .. max). */
@@ -367,6 +371,7 @@ uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
+void sr_tl_no_local_hint(sr_tl_ep_t *ep, const void *local, size_t len);
 /* For a transport without segments (yet). */
 symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
 symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);

@@ -67,6 +67,16 @@ SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256", "4..65536",
        "The most receive buffers of the shared notification queue one sender may hold over RDMA (its window starts at 4 and grows while the queue has room); at most SYMRAIL_NOTIFY_SLOTS of them carry application messages, two stay free for the transport's own (lane repair)")
 SR_ENV(ib_notify_pool, SYMRAIL_IB_NOTIFY_POOL, UINT, "512", "0..1048576",
        "Receive buffers of the shared notification queue over RDMA beyond the 4 every peer has (the windows of busy senders grow out of them); 264 bytes each, registered")
+/* 32K: a copy into a bounce buffer costs about as much as the wire time of
+ * the same bytes at 100 Gb/s from there on, and more than a cache lookup
+ * (a lock and a binary search); below it the copy is cheaper than even a
+ * hit's bookkeeping, and far cheaper than a first registration (a system
+ * call that pins every page).  With the default 64K slices every slice of
+ * a transfer of 32K or more goes in place. */
+SR_ENV(ib_zcopy_thresh, SYMRAIL_IB_ZCOPY_THRESH, SIZE, "32K", "0..1G",
+       "Slices of private (unregistered) buffers of at least this size are registered on the fly (registration cache) and sent or received in place over RDMA; smaller ones go through bounce buffers (0: always bounce buffers)")
+SR_ENV(ib_rcache_max, SYMRAIL_IB_RCACHE_MAX, SIZE, "1G", "0..1T",
+       "Bytes of private memory the RDMA registration cache keeps registered (pinned) at most; the least recently used idle ranges go first")
 SR_ENV(ib_rail_ratio, SYMRAIL_IB_RAIL_RATIO, UINT,   "2", "0..1000",
        "Rails farther than this ratio of the nearest rail's distance are not used (0: use all)")
 SR_ENV(ib_fault_qp,   SYMRAIL_IB_FAULT_QP_ERROR, STRING, "", "*",

@@ -175,6 +175,13 @@ int main(int argc, char **argv)
         if (b.src == NULL || b.gdst == NULL)
             symrail_abort(1, "sr_bench: symmetric allocation failed (is SYMRAIL_HEAP_SIZE >= 64M?)");
         memset(b.gdst, 0, b.max_size);
+        /* Private: registered on the fly or copied (SYMRAIL_IB_ZCOPY_THRESH). */
+        b.psrc = malloc(b.max_size);
+        b.pdst = malloc(b.max_size);
+        if (b.psrc == NULL || b.pdst == NULL)
+            symrail_abort(1, "sr_bench: out of memory");
+        memset(b.psrc, 0x5a, b.max_size);
+        memset(b.pdst, 0, b.max_size);
         CHECK(symrail_barrier_all());
     } else if (me == 0) {
         b.src = aligned_alloc(4096, MAX_SIZE);

@@ -83,6 +83,7 @@ typedef struct {
     unsigned char *gsrc_map;      /* symrail_ptr(gsrc, PE 1), or NULL */
     unsigned char *src;           /* put source: private, symmetric in network mode */
     unsigned char *gdst;          /* get destination: likewise */
+    unsigned char *psrc, *pdst;   /* network mode: private (malloc'd) put source, get destination */
     uint64_t       seq;           /* commands sent so far */
     uint64_t       pp_base;       /* ping-pong values only grow across runs */
     uint64_t       cur_base;
@@ -131,6 +132,8 @@ int verify(bench_t *b);
 
 /* sr_bench_kern.c: what is timed; each kernel runs `iters` operations. */
 symrail_status_t k_put(bench_t *b, size_t n, uint64_t iters);
+symrail_status_t k_put_priv(bench_t *b, size_t n, uint64_t iters);
+symrail_status_t k_get_priv(bench_t *b, size_t n, uint64_t iters);
 symrail_status_t k_put_quiet(bench_t *b, size_t n, uint64_t iters);
 symrail_status_t k_put_nbi(bench_t *b, size_t n, uint64_t iters);
 symrail_status_t k_get(bench_t *b, size_t n, uint64_t iters);

@@ -11,6 +11,27 @@ symrail_status_t k_put(bench_t *b, size_t n, uint64_t iters)
     return SYMRAIL_OK;
 }
 
+/* Blocking put and get from and into private (malloc'd) memory. */
+symrail_status_t k_put_priv(bench_t *b, size_t n, uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        symrail_status_t st = symrail_put(b->dst, b->psrc, n, TARGET_PE);
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    return SYMRAIL_OK;
+}
+
+symrail_status_t k_get_priv(bench_t *b, size_t n, uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        symrail_status_t st = symrail_get(b->pdst, b->gsrc, n, TARGET_PE);
+        if (st != SYMRAIL_OK)
+            return st;
+    }
+    return SYMRAIL_OK;
+}
+
 /* A put and its remote completion. */
 symrail_status_t k_put_quiet(bench_t *b, size_t n, uint64_t iters)
 {

@@ -110,6 +110,32 @@ int drive_net(bench_t *b)
            (unsigned long long)(st1.stalls - st0.stalls),
            (unsigned long long)(st1.qp_full - st0.qp_full),
            (unsigned long long)(st1.cq_full - st0.cq_full));
+
+    /* Blocking, so that each transfer starts from the caller's buffer. */
+    printf("\n# private (malloc'd) buffers against the heap: blocking put and get, MB/s; "
+           "SYMRAIL_IB_ZCOPY_THRESH=%s\n", getenv("SYMRAIL_IB_ZCOPY_THRESH") ?
+           getenv("SYMRAIL_IB_ZCOPY_THRESH") : "default");
+    printf("# %7s %10s %10s %6s %10s %10s %6s\n", "bytes", "put heap", "put priv", "ratio",
+           "get heap", "get priv", "ratio");
+    CHECK(symrail_stats(&st0));
+    for (int i = 0; i < b->nsizes; i++) {
+        size_t n = b->sizes[i];
+        kern_fn k[4] = { k_put, k_put_priv, k_get, k_get_priv };
+        send_cmd(b, CMD_NOP, 0);
+        measure(b, n, k, 4, ns);
+        printf("  %7s %10.1f %10.1f %6.2f %10.1f %10.1f %6.2f\n", fmt_size(n, sz, sizeof(sz)),
+               n * 1e3 / ns[0], n * 1e3 / ns[1], ns[0] / ns[1], n * 1e3 / ns[2], n * 1e3 / ns[3],
+               ns[2] / ns[3]);
+        fflush(stdout);
+    }
+    CHECK(symrail_stats(&st1));
+    printf("# PE 0 registration cache: %llu hits, %llu misses, %llu registrations, "
+           "%llu invalidations, %llu evictions\n",
+           (unsigned long long)(st1.rcache_hits - st0.rcache_hits),
+           (unsigned long long)(st1.rcache_misses - st0.rcache_misses),
+           (unsigned long long)(st1.rcache_regs - st0.rcache_regs),
+           (unsigned long long)(st1.rcache_invalidations - st0.rcache_invalidations),
+           (unsigned long long)(st1.rcache_evictions - st0.rcache_evictions));
     if (b->bw_only)
         return 0;
 

@@ -29,6 +29,8 @@ int main(void)
     S(notify_recv) S(quiets) S(barriers) S(sleeps) S(slices_posted) S(completions)
     S(retries) S(repairs) S(stalls) S(qp_full) S(cq_full) S(peers_suspect) S(peers_failed)
     S(nrails) S(rails) S(lanes_paused) S(lane_probes) S(lanes_resumed)
+    S(rcache_hits) S(rcache_misses) S(rcache_regs)
+    S(rcache_invalidations) S(rcache_evictions) S(rcache_bytes)
 #undef S
     V(SYMRAIL_NOTIFY_MAX_PAYLOAD);
     V(SYMRAIL_NOTIFY_TAG_RESERVED);

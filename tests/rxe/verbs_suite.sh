@@ -127,6 +127,15 @@ run_case "stale accesses with the owner's atomics and puts in flight on the same
     '^ok: stale accesses while the owner' env SYMRAIL_IB_DEVICES=rxe0 \
     SYMRAIL_IB_QPS_PER_PEER=1 T_EXPECT_REPAIRS=1 \
     "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_stale_inflight"
+# Private buffers in place (registration cache): 16 MiB from and into
+# malloc'd memory, then freed and malloc'd again, unmapped and mapped again
+# at the same address: the new data must arrive, not the old pages'.
+run_case "zero-copy private buffers: put/get, free and malloc again, MAP_FIXED" 0 \
+    '^ok: zero-copy private buffers' env T_EXPECT_ZCOPY=1 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_zcopy"
+run_case "private buffers through bounce buffers (SYMRAIL_IB_ZCOPY_THRESH=0)" 0 \
+    '^ok: zero-copy private buffers' env SYMRAIL_IB_ZCOPY_THRESH=0 T_EXPECT_ZCOPY=0 \
+    "$SYMRUN" -n 2 --timeout 400 "$top_builddir/tests/rxe/t_zcopy"
 # The core's segments and batches: paged batches with notifications, stale
 # descriptors both ways at once (the queue pairs break at both ends under
 # the barriers' atomics), names (by the launcher and by asking the peers).

@@ -205,6 +205,7 @@ static int setup(void **state)
     fake_ops.flush = fake_flush;
     fake_ops.atomic = fake_atomic;
     fake_ops.ep_post_end = fake_nothing;
+    fake_ops.local_hint = sr_tl_no_local_hint;
     fake_ops.ep_heard = fake_heard;
     fake_ops.get = fake_rma;
     fake_ops.progress = fake_progress;

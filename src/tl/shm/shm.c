@@ -445,6 +445,7 @@ const sr_tl_ops_t sr_tl_shm_ops = {
     .job_key = sr_tl_no_job_key,
     .ptr          = sr_shm_ptr,
     .prefetch     = sr_shm_prefetch,
+    .local_hint   = sr_tl_no_local_hint,
     .ep_lanes     = sr_tl_one_lane,
     .put          = sr_shm_put,
     .get          = sr_shm_get,

@@ -416,6 +416,7 @@ const sr_tl_ops_t sr_tl_tcp_ops = {
     .job_key = sr_tcp_job_key_set,
     .ptr          = sr_tl_no_ptr,
     .prefetch     = sr_tl_no_prefetch,
+    .local_hint   = sr_tl_no_local_hint,
     .ep_lanes     = sr_tcp_ep_lanes,
     .put          = sr_tcp_put,
     .get          = sr_tcp_get,

@@ -231,6 +231,7 @@ typedef struct sr_ib_op {
     void             *dst;       /* get through a bounce buffer, or atomic result */
     size_t            len;
     int               bounce;    /* bounce slot or -1 */
+    struct sr_rcache_ent *rc_ent; /* private memory in place (rcache.c), or NULL */
     int               amo_slot;  /* atomic result slot or -1 */
     int               amo_loop;  /* built from compare-swap: see sr_ib_amo_next */
     uint8_t           amo_kind;  /* sr_tl_amo_t without the width */
@@ -356,6 +357,8 @@ struct sr_tl_ctx {
     size_t          bounce_len;
     uint64_t        amo_free;      /* bitmap */
     uint64_t        bounce_free;   /* bitmap */
+    struct sr_rcache *rcache;      /* private buffers in place (rcache.c); NULL: off */
+    size_t          zcopy_thresh;
 
     sr_pool_t       ops;           /* sr_ib_op_t, behind the lanes' caches (plock) */
     uint32_t        sig_every;
@@ -447,6 +450,15 @@ symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx);
 sr_ib_op_t *sr_ib_op_get(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane);
 void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op);
 symrail_status_t sr_ib_mem_reg(sr_tl_ctx_t *ctx, uint32_t region, const sr_tl_mem_t *mem);
+
+/* rcache.c: rc_lkey takes a reference (ent_p) that rc_put gives back. */
+symrail_status_t sr_ib_rc_init(sr_tl_ctx_t *ctx);
+void sr_ib_rc_fini(sr_tl_ctx_t *ctx);
+int sr_ib_rc_lkey(sr_tl_ctx_t *ctx, sr_ib_dev_t *dev, void *addr, size_t len,
+                  struct sr_rcache_ent **ent_p, uint32_t *lkey_p);
+void sr_ib_rc_put(sr_tl_ctx_t *ctx, struct sr_rcache_ent *ent);
+void sr_ib_local_hint(sr_tl_ep_t *ep, const void *local, size_t len);
+void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
 /* qp.c */
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,

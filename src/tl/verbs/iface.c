@@ -92,6 +92,8 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     st = sr_ib_scratch_init(ctx);
     if (st == SYMRAIL_OK)
         st = sr_ib_segs_init(ctx);
+    if (st == SYMRAIL_OK)
+        st = sr_ib_rc_init(ctx);
     if (st != SYMRAIL_OK)
         goto err;
 
@@ -202,6 +204,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
     }
     if (ctx->nch)
         ibv_destroy_comp_channel(ctx->nch);
+    sr_ib_rc_fini(ctx);
     sr_ib_segs_fini(ctx);
     for (int d = 0; d < ctx->ndevs; d++)
         sr_ib_dev_close(&ctx->devs[d]);
@@ -325,6 +328,7 @@ static void sr_ib_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
     }
     stats_p->repairs += SR_IB_READ(ctx->n_repaired);
     stats_p->retries += SR_IB_READ(ctx->n_replayed);  /* locally completed puts posted again */
+    sr_ib_rc_stats(ctx, stats_p);
     for (int r = 0; r < ctx->nrails && stats_p->nrails < SYMRAIL_STATS_MAX_RAILS; r++) {
         sr_ib_rail_t *rail = &ctx->rails[r];
         __typeof__(stats_p->rails[0]) *out = &stats_p->rails[stats_p->nrails++];
@@ -371,6 +375,7 @@ const sr_tl_ops_t sr_tl_verbs_ops = {
     .job_key = sr_tl_no_job_key,
     .ptr          = sr_tl_no_ptr,
     .prefetch     = sr_tl_no_prefetch,
+    .local_hint   = sr_ib_local_hint,
     .ep_lanes     = sr_ib_ep_lanes,
     .put          = sr_ib_put,
     .get          = sr_ib_get,

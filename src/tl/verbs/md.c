@@ -84,6 +84,8 @@ void sr_ib_op_put(sr_tl_ctx_t *ctx, sr_ib_op_t *op)
         sr_ib_bit_give(ctx, &ctx->bounce_free, op->bounce);
     if (op->amo_slot >= 0)
         sr_ib_bit_give(ctx, &ctx->amo_free, op->amo_slot);
+    if (op->rc_ent != NULL)
+        sr_ib_rc_put(ctx, op->rc_ent);
     op->next = op->lane->free;
     op->lane->free = op;
 }

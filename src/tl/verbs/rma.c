@@ -263,6 +263,10 @@ static symrail_status_t sr_ib_rdma_locked(sr_tl_ep_t *ep, sr_ib_lane_t *lane, in
     } else if (sr_ib_lkey(ctx, lane->rail->dev, local, len, &lkey)) {
         op->comp = comp;  /* zero-copy: the buffer is ours until the completion */
         sr_ib_rdma_wr(ep, lane, op, is_put, local, lkey, 0);
+    } else if (ctx->rcache != NULL && comp != NULL && len >= ctx->zcopy_thresh &&
+               sr_ib_rc_lkey(ctx, lane->rail->dev, local, len, &op->rc_ent, &lkey)) {
+        op->comp = comp;  /* private memory in place (rcache.c), as above */
+        sr_ib_rdma_wr(ep, lane, op, is_put, local, lkey, 0);
     } else {
         /* Private memory: stage through a registered bounce buffer. */
         if (len > ctx->bounce_len || (op->bounce = sr_ib_bit_take(ctx, &ctx->bounce_free)) < 0) {
