@@ -95,7 +95,7 @@ perftest() {
     tool=$1 out=$2
     shift 2
     port=$((port + 1))
-    TG_STEP_TIMEOUT=150 tg_srun -N 1 -n 1 -w gb "$tool" -d rxe0 -x 1 -F -p "$port" "$@" > "$out.srv" 2>&1 &
+    env TG_STEP_TIMEOUT=150 "$TG_SRUN" -N 1 -n 1 -w gb "$tool" -d rxe0 -x 1 -F -p "$port" "$@" > "$out.srv" 2>&1 &
     srv=$!
     tries=0
     until timeout 120 "$tool" -d rxe0 -x 1 -F -p "$port" "$@" "$TG_B" > "$out" 2>&1; do
@@ -113,11 +113,11 @@ perftest() {
     wait "$srv"
     raw "$out" "$tool $*"
 }
-sr_bench() { # OUT ARGS...
+sr_bench() { # OUT ARGS..., with the assignments in $SR_ENV
     _o=$1
     shift
     # shellcheck disable=SC2086
-    TG_STEP_TIMEOUT=400 tg_srun $SR ./tests/perf/sr_bench --net "$@" > "$_o" 2>&1
+    env TG_STEP_TIMEOUT=400 $SR_ENV "$TG_SRUN" $SR ./tests/perf/sr_bench --net "$@" > "$_o" 2>&1
     _rc=$?
     raw "$_o" "sr_bench --net $* (exit $_rc)"
     [ "$_rc" = 0 ] || { echo "$me: sr_bench $* failed (exit $_rc):" >&2; tail -n 5 "$_o" >&2; fail=1; }
@@ -133,7 +133,8 @@ for p in $(seq "$passes"); do
             perftest "ib_${op}_bw" "$w/${op}_$s.$p" -s "$b" -n "$n" || fail=1
         done
     done
-    SYMRAIL_IB_DEVICES=rxe0 sr_bench "$w/sr.$p" --sizes "$(echo "$SIZES" | tr ' ' ,)" --time-ms "$sr_ms"
+    SR_ENV="SYMRAIL_IB_DEVICES=rxe0"
+    sr_bench "$w/sr.$p" --sizes "$(echo "$SIZES" | tr ' ' ,)" --time-ms "$sr_ms"
     perftest ib_write_lat "$w/lat.$p" -s 8 -n "$lat_iters" || fail=1
 done
 . "$here/rxe_bench_table.sh"
@@ -175,7 +176,8 @@ for cfg in "1 rail:rxe0:0:0" "2 equal rails:rxe0,rxe1:0:0" "2 rails 5:1 (tbf):rx
     for mode in static adaptive; do
         vals='' known=1
         for p in $(seq "$passes"); do
-            SYMRAIL_IB_DEVICES=$devs SYMRAIL_SPRAY=$mode sr_bench "$w/mr.$p" --sizes 4M --bw-only --time-ms "$sr_ms"
+            SR_ENV="SYMRAIL_IB_DEVICES=$devs SYMRAIL_SPRAY=$mode"
+            sr_bench "$w/mr.$p" --sizes 4M --bw-only --time-ms "$sr_ms"
             grep -q 'unknown variable SYMRAIL_SPRAY' "$w/mr.$p" && known=0
             vals="$vals $(put_bw "$w/mr.$p")"
         done

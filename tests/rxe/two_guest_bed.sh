@@ -5,7 +5,7 @@
 # in both and costs a daemon more per guest under emulation.  State, spool
 # and TmpFS are below the guest's private /tmp; the logs go to TG_DIR, which
 # both guests and the host see, so that guest a can show b's on failure.
-: "${TG_ROLE:?run inside run-two-vms.sh}" "${TG_DIR:?}" "${TG_A:?}" "${TG_B:?}"
+: "${TG_ROLE:?run inside run-two-vms.sh}" "${TG_DIR:?}" "${top_srcdir:?}" "${TG_A:?}" "${TG_B:?}"
 SLURM_SBIN=${SLURM_SBIN:-/usr/sbin}
 TG_BED=/tmp/tg-slurm
 SLURM_CONF=$TG_BED/slurm.conf
@@ -106,7 +106,8 @@ tg_bed_wait() {
     done
 }
 
-# tg_srun SRUN-ARGS...: one step across the guests, bounded.
+# One step across the guests: $TG_SRUN SRUN-ARGS... (also under env).
+TG_SRUN=$top_srcdir/tests/rxe/tg_srun.sh
 tg_srun() {
-    timeout "${TG_STEP_TIMEOUT:-240}" srun --mpi=pmix --kill-on-bad-exit=1 --wait=60 "$@"
+    "$TG_SRUN" "$@"
 }

@@ -49,7 +49,7 @@ run_case "ib_read_bw from guest a to guest b over rxe0" 0 '^ *65536 +[0-9]+ ' \
 
 # Which transport reaches which PE, as each PE says.
 run_case "srun -N 2 -n 4: atomics, shm within a guest, verbs across" 0 '^ok: ' \
-    env SYMRAIL_LOG=debug tg_srun $X4 "$T/t_atomic"
+    env SYMRAIL_LOG=debug "$TG_SRUN" $X4 "$T/t_atomic"
 count_case "PEs 0 and 1 (guest a) reach each other over shm" 4 \
     '^symrail ga:[0-9]+:[01] debug: PE [01] reached over shm'
 count_case "PEs 2 and 3 (guest b) reach each other over shm" 4 \
@@ -60,26 +60,26 @@ count_case "PEs in guest b reach PEs 0 and 1 over verbs" 4 \
     '^symrail gb:[0-9]+:[23] debug: PE [01] reached over verbs'
 
 run_case "put/get 1 B .. 1 MiB across the guests, one rail (rxe0)" 0 '^ok: put_nbi' \
-    env SYMRAIL_IB_DEVICES=rxe0 T_EXPECT_RAILS=1 tg_srun $X2 "$T/t_rma"
+    env SYMRAIL_IB_DEVICES=rxe0 T_EXPECT_RAILS=1 "$TG_SRUN" $X2 "$T/t_rma"
 run_case "put/get across the guests, two rails, both carry data" 0 'PE 1: rail rxe1:1 carried [1-9]' \
-    env T_EXPECT_RAILS=2 tg_srun $X2 "$T/t_rma"
+    env T_EXPECT_RAILS=2 "$TG_SRUN" $X2 "$T/t_rma"
 run_case "put/get with 4 PEs, two per guest" 0 '^ok: all-to-all' \
-    env T_MAX_SIZE=262147 tg_srun $X4 "$T/t_rma"
+    env T_MAX_SIZE=262147 "$TG_SRUN" $X4 "$T/t_rma"
 run_case "atomics of both widths and every kind, 4 PEs" 0 '^ok: atomics of both widths' \
     tg_srun $X4 "$T/t_amo"
 run_case "put_signal ordering over two rails" 0 '^ok: put_signal ADD' tg_srun $X2 "$T/t_signal"
 run_case "put_signal ordering over one rail" 0 '^ok: put_signal ADD' \
-    env SYMRAIL_IB_DEVICES=rxe0 tg_srun $X2 "$T/t_signal"
+    env SYMRAIL_IB_DEVICES=rxe0 "$TG_SRUN" $X2 "$T/t_signal"
 run_case "notification messages (credits, no RNR)" 0 '^ok: notify: ' \
-    env SYMRAIL_IB_NOTIFY_DEPTH=8 tg_srun $X2 "$T/t_notify"
+    env SYMRAIL_IB_NOTIFY_DEPTH=8 "$TG_SRUN" $X2 "$T/t_notify"
 run_case "nbi storm past SYMRAIL_IB_MAX_WR x QPs" 0 'qp full [1-9]' \
-    env SYMRAIL_IB_MAX_WR=4 SYMRAIL_IB_QPS_PER_PEER=1 T_EXPECT_STALLS=qp tg_srun $X2 "$T/t_storm"
+    env SYMRAIL_IB_MAX_WR=4 SYMRAIL_IB_QPS_PER_PEER=1 T_EXPECT_STALLS=qp "$TG_SRUN" $X2 "$T/t_storm"
 run_case "QP forced into error mid-transfer: retried on another lane, lane repaired" 0 \
     "lanes repaired" env SYMRAIL_IB_FAULT_QP_ERROR=0:20 T_EXPECT_RETRIES=1 T_EXPECT_REPAIRS=1 \
-    tg_srun $X2 "$T/t_rma"
+    "$TG_SRUN" $X2 "$T/t_rma"
 run_case "segments and paged batches across the guests, 16K slices" 0 \
     '^ok: seg: segments, paged batches, notifications and stale' \
-    env SYMRAIL_SLICE_SIZE=16K SYMRAIL_TEST_NAMES_LOCAL=1 tg_srun $X2 "$T/t_seg"
+    env SYMRAIL_SLICE_SIZE=16K SYMRAIL_TEST_NAMES_LOCAL=1 "$TG_SRUN" $X2 "$T/t_seg"
 KV=$top_builddir/examples/kv_transfer
 run_case "kv_transfer: prefill in guest a, decode in guest b, every byte verified" 0 \
     '^kv_transfer: every byte of 24 requests \([0-9.]+ MiB\) verified$' \
@@ -87,12 +87,12 @@ run_case "kv_transfer: prefill in guest a, decode in guest b, every byte verifie
     --blocks-per-request 8,24 --requests 6
 run_case "a PE in guest b gone mid-transfer: PE 0 in guest a gets an error in time" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
-    env SYMRAIL_OP_TIMEOUT=10s tg_srun $X2 "$T/t_badinput" killmid
+    env SYMRAIL_OP_TIMEOUT=10s "$TG_SRUN" $X2 "$T/t_badinput" killmid
 
 # Rail 1 taken down in guest a while a two-rail transfer runs: the job
 # finishes over rail 0 or fails with a transport error, within its bound.
 rail_down() {
-    env T_ROUNDS=400 TG_STEP_TIMEOUT=200 tg_srun $X2 "$T/t_rma" &
+    env T_ROUNDS=400 TG_STEP_TIMEOUT=200 "$TG_SRUN" $X2 "$T/t_rma" &
     jpid=$!
     sleep "${TG_RAIL_DOWN_AFTER:-6}"
     ip link set eth1 down
