@@ -85,8 +85,10 @@ run_case "kv_transfer: prefill in guest a, decode in guest b, every byte verifie
     '^kv_transfer: every byte of 24 requests \([0-9.]+ MiB\) verified$' \
     tg_srun $X2 "$KV" --verify --no-plot --layers 4 --blocks 96 --block-bytes 4K,16K \
     --blocks-per-request 8,24 --requests 6
+# PE 0 streams puts for 3 s at most; then the error must come within
+# SYMRAIL_OP_TIMEOUT (10 s): under 16 s in all.
 run_case "a PE in guest b gone mid-transfer: PE 0 in guest a gets an error in time" 0 \
-    'ok: a peer killed mid-transfer gives "peer process is gone"' \
+    'ok: a peer killed mid-transfer gives "[^"]+" after ([0-9]|1[0-5])[.][0-9] s' \
     env SYMRAIL_OP_TIMEOUT=10s "$TG_SRUN" $X2 "$T/t_badinput" killmid
 
 # Rail 1 taken down in guest a while a two-rail transfer runs: the job
