@@ -16,7 +16,8 @@
 #   --kernel VER   guest kernel: a version or its prefix (6.12, 6.1), or
 #                  latest (the default; SYMRAIL_RXE_KERNEL; see below)
 #   --nic CIDR=NETDEV  a virtio NIC ethI (I counts from 0) with address CIDR
-#                  and an rxe device rxeI on it, joined to the qemu network
+#                  and an rxe device on it (rxeI, after the --devices ones),
+#                  joined to the qemu network
 #                  backend NETDEV (qemu -netdev options without the id, e.g.
 #                  dgram,local.type=inet,...); repeatable; with it, --devices
 #                  is 0 unless given (see run-two-vms.sh)
