@@ -67,7 +67,7 @@ PATH=$PATH:/usr/sbin:/sbin
 PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils perftest iproute2"
 
 usage() {
-    sed -n '6,25s/^# \{0,1\}//p' "$here/run-in-vm.sh"
+    sed -n '6,26s/^# \{0,1\}//p' "$here/run-in-vm.sh"
 }
 die() { echo "$me: $*" >&2; exit 2; }
 skip() { echo "SKIP: $*"; exit 77; }
