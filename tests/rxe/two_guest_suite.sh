@@ -97,6 +97,8 @@ rail_down() {
     env T_ROUNDS=400 TG_STEP_TIMEOUT=200 "$TG_SRUN" $X2 "$T/t_rma" &
     jpid=$!
     sleep "${TG_RAIL_DOWN_AFTER:-6}"
+    # Down while the job runs, or the case proves nothing.
+    kill -0 $jpid 2>/dev/null || { wait $jpid; echo "rail down: the job ended before the rail went down"; return 1; }
     ip link set eth1 down
     echo "rail down: eth1 down in guest a"
     wait $jpid
