@@ -151,8 +151,9 @@ shape() { # RATE0 RATE1 (mbit; 0: no shaping)
             r=$1
             [ $i = 0 ] || r=$2
             cmd="$cmd tc qdisc del dev eth$i root 2>/dev/null;"
-            [ "$r" = 0 ] || cmd="$cmd tc qdisc add dev eth$i root tbf rate ${r}mbit burst 64kb latency 400ms ||exit 1;"
+            [ "$r" = 0 ] || cmd="$cmd tc qdisc add dev eth$i root tbf rate ${r}mbit burst 64kb latency 400ms || exit 1;"
         done
+        cmd="$cmd exit 0"
         if [ $g = a ]; then sh -c "$cmd"; else tg_srun -N 1 -n 1 -w gb sh -c "$cmd"; fi ||
             { echo "$me: tc on guest $g failed" >&2; return 1; }
     done
@@ -168,10 +169,10 @@ say "# multi-rail: put_nbi MB/s at 4M, PE 0 in guest a -> PE 1 in guest b; media
 say "#   shaped: tc tbf ${fast} and ${slow} mbit on eth0 and eth1 in both guests (5:1)"
 printf '# %-28s %10s %10s %8s\n' rails static adaptive 'adapt/1'
 one=''
-for cfg in "1 rail:rxe0:0:0" "2 equal rails:rxe0,rxe1:0:0" "2 rails 5:1 (tbf):rxe0,rxe1:$fast:$slow"; do
-    label=${cfg%%:*} rest=${cfg#*:}
-    devs=${rest%%:*} rest=${rest#*:}
-    shape "${rest%%:*}" "${rest#*:}" || { fail=1; continue; }
+for cfg in "1 rail|rxe0|0|0" "2 equal rails|rxe0,rxe1|0|0" "2 rails 5:1 (tbf)|rxe0,rxe1|$fast|$slow"; do
+    label=${cfg%%|*} rest=${cfg#*|}
+    devs=${rest%%|*} rest=${rest#*|}
+    shape "${rest%%|*}" "${rest#*|}" || { fail=1; continue; }
     cols=''
     for mode in static adaptive; do
         vals='' known=1
