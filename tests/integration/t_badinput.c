@@ -150,7 +150,10 @@ int main(int argc, char **argv)
                 st = symrail_barrier_all();
             clock_gettime(CLOCK_MONOTONIC, &t1);
             el = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-            T_ASSERT(st == SYMRAIL_ERR_PEER_GONE || st == SYMRAIL_ERR_TRANSPORT,
+            /* Across hosts with no launcher that reports the death
+             * (T_GONE_MAY_TIME_OUT=1), the operation timeout is what ends it. */
+            int timed_out_ok = st == SYMRAIL_ERR_TIMEOUT && t_env("T_GONE_MAY_TIME_OUT", 0);
+            T_ASSERT(st == SYMRAIL_ERR_PEER_GONE || st == SYMRAIL_ERR_TRANSPORT || timed_out_ok,
                      "transfers to a killed peer ended with %d (%s)", (int)st, symrail_strerror(st));
             printf("ok: a peer killed mid-transfer gives \"%s\" after %.1f s\n",
                    symrail_strerror(st), el);

@@ -20,6 +20,8 @@
 #   --passes N   passes (default 3): an emulated device on a shared machine
 #                varies by tens of percent from one run to the next
 #   --log FILE   also keep every program's raw output in FILE
+#   --guests 2   (or RXE_BENCH_GUESTS=2) two guests on two rails instead,
+#                perftest and the PEs across them: rxe_bench_two.sh
 #
 # SYMRAIL_* variables set by the caller reach the guest (for experiments:
 # SYMRAIL_SLICE_SIZE=1M, SYMRAIL_IB_QPS_PER_PEER=1, ...), except that
@@ -44,6 +46,11 @@ bytes() {
 
 # ---- host: boot the guest, run this script in it --------------------------------
 if [ "${1:-}" != --in-guest ]; then
+    # Two guests, PEs and perftest across them: rxe_bench_two.sh.
+    case " $* " in *" --guests 2 "*) RXE_BENCH_GUESTS=2 ;; esac
+    if [ "${RXE_BENCH_GUESTS:-1}" = 2 ]; then
+        exec sh "$here/rxe_bench_two.sh" "$@"
+    fi
     quick=0 log='' passes=''
     while [ $# -gt 0 ]; do
         case $1 in
@@ -56,7 +63,7 @@ if [ "${1:-}" != --in-guest ]; then
                 passes=$2; shift 2 ;;
             --log) [ $# -ge 2 ] || { echo "$me: --log needs a file" >&2; exit 2; }
                 log=$2; shift 2 ;;
-            -h | --help) sed -n '2,31s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
+            -h | --help) sed -n '2,33s/^# \{0,1\}//p' "$here/rxe_bench.sh"; exit 0 ;;
             *) echo "$me: unknown argument $1 (see --help)" >&2; exit 2 ;;
         esac
     done

@@ -1,6 +1,7 @@
 # Guest half of run-in-vm.sh.  run-in-vm.sh appends this file to a generated
-# header that defines RXE_CTL, RXE_DEVICES, RXE_CWD, RXE_PATH, RXE_HOME and the
-# functions rxe_env (the --env exports) and rxe_cmd (the command); the guest's
+# header that defines RXE_CTL, RXE_DEVICES, RXE_NICS, RXE_HOSTNAME, RXE_CWD,
+# RXE_PATH, RXE_HOME and the functions rxe_env (the --env exports) and
+# rxe_cmd (the command); the guest's
 # /init (guest-init) has already mounted things and inserted the modules, and
 # runs the result with the host's /bin/sh, chrooted into the host's root.
 # Mounts and links made here exist only in the guest.  Every program started
@@ -47,7 +48,14 @@ done
 IFS=$old_ifs
 share "$RXE_CWD"
 
-# ---- network and Soft-RoCE: rxeI on veth vrxeIa (10.77.I.1/24), peer vrxeIb ----
+# ---- network and Soft-RoCE ---------------------------------------------------
+# rxeI on veth vrxeIa (10.77.I.1/24, peer vrxeIb), I < RXE_DEVICES; then one
+# rxe device on each virtio NIC ethJ (its address the Jth of RXE_NICS),
+# numbered on from RXE_DEVICES.
+[ "$RXE_HOSTNAME" = symrail-rxe ] || echo "$RXE_HOSTNAME" > /proc/sys/kernel/hostname
+if [ -n "$RXE_NICS" ]; then
+    modprobe virtio_net || setup_fail "cannot load virtio_net"
+fi
 {
     echo "link set lo up"
     i=0
@@ -58,30 +66,42 @@ share "$RXE_CWD"
         echo "link set vrxe${i}b up"
         i=$((i + 1))
     done
-} | ip -batch - || setup_fail "cannot set up lo and the veth pairs"
-i=0
+    j=0
+    for a in $RXE_NICS; do
+        echo "addr add $a dev eth$j"
+        echo "link set eth$j up"
+        j=$((j + 1))
+    done
+} | ip -batch - || setup_fail "cannot set up lo, the veth pairs and the NICs"
+i=0 ndev=$RXE_DEVICES
 while [ "$i" -lt "$RXE_DEVICES" ]; do
     rdma link add "rxe$i" type rxe netdev "vrxe${i}a" ||
         setup_fail "rdma link add rxe$i on vrxe${i}a failed"
     i=$((i + 1))
 done
+j=0
+for a in $RXE_NICS; do
+    rdma link add "rxe$i" type rxe netdev "eth$j" ||
+        setup_fail "rdma link add rxe$i on eth$j failed"
+    i=$((i + 1)) j=$((j + 1)) ndev=$((ndev + 1))
+done
 # Wait (briefly) until every port is ACTIVE and its GID index 1 is the
-# IPv4-mapped address ::ffff:10.77.I.1 (index 0 is the MAC-based link-local).
+# IPv4-mapped address ::ffff:A.B.C.D (index 0 is the MAC-based link-local).
 tries=0
-while [ "$RXE_DEVICES" -gt 0 ]; do
+while [ "$ndev" -gt 0 ]; do
     ready=1 i=0
-    while [ "$i" -lt "$RXE_DEVICES" ]; do
+    while [ "$i" -lt "$ndev" ]; do
         p=/sys/class/infiniband/rxe$i/ports/1
         st='' gid=''
         read -r st < "$p/state" 2>/dev/null
         read -r gid < "$p/gids/1" 2>/dev/null
         case $st in *ACTIVE*) ;; *) ready=0 ;; esac
-        case $gid in *:ffff:0a4d:*) ;; *) ready=0 ;; esac
+        case $gid in 0000:0000:0000:0000:0000:ffff:*) ;; *) ready=0 ;; esac
         i=$((i + 1))
     done
     [ "$ready" = 1 ] && break
     tries=$((tries + 1))
-    [ "$tries" -lt 100 ] || setup_fail "rxe ports not ACTIVE with an IPv4 GID after 5 s"
+    [ "$tries" -lt 200 ] || setup_fail "rxe ports not ACTIVE with an IPv4 GID after 10 s"
     sleep 0.05
 done
 
