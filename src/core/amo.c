@@ -17,6 +17,7 @@ typedef struct {
     uint64_t         *result_p;  /* where the transport puts the fetched word */
     sr_tl_comp_t     *comp;
     int               lane;
+    int               avoid;  /* a lane its last try failed on, or -1 */
     int               own;  /* SET of a word only we write: the peer's own route */
     int               amo_ep;  /* it went through the peer's atomics endpoint */
     symrail_status_t  st;
@@ -57,7 +58,7 @@ static int sr_amo_try(void *arg)
         rr = &cp->amo_rr;
     }
     if (a->lane < 0 && !amo_ep) {
-        a->lane = sr_ctx_lane(a->ctx, cp, lanes, -1, 0, 0);
+        a->lane = sr_ctx_lane(a->ctx, cp, lanes, a->avoid, 0, 0);
     } else if (a->lane < 0 || amo_ep || cp->pin != a->lane) {
         /* Lane events keep the weights current; after "no room" (a retry)
          * the transport is asked afresh, as another lane may have room.  A
@@ -110,14 +111,14 @@ static __attribute__((noinline)) symrail_status_t sr_amo_slow(sr_ctx_t *ctx, sr_
                                                               uint64_t compare, int pe, int own,
                                                               uint64_t *result_p)
 {
-    int again = 0;
+    int again = 0, avoid = -1;
 post:;
     sr_req_t *req = sr_req_get(ctx);
     if (sr_unlikely(req == NULL))
         return SYMRAIL_ERR_NOMEM;
     sr_amo_post_t a = { ctx, pe, op, roff, operand, compare,
                         sr_amo_res(op, result_p != NULL, &req->result), &req->op.comp, -1,
-                        own, 0, SYMRAIL_OK };
+                        avoid, own, 0, SYMRAIL_OK };
     symrail_status_t st = sr_amo_post(&a);
     if (st != SYMRAIL_OK)
         goto out;  /* the wait said so */
@@ -130,11 +131,16 @@ post:;
             goto out;  /* the wait said so */
     }
     /* A QP that failed under it (a stale access on the same QPs) may have
-     * applied it and lost the answer.  A SET of a word only this PE writes
-     * (barrier flags) goes again: a second one leaves the same value. */
-    if (st == SYMRAIL_ERR_RESULT_LOST && own && result_p == NULL && again++ < 3) {
-        sr_info("atomic SET on PE %d: its QP failed under it; set again (the word is ours "
-                "alone)", pe);
+     * applied it and lost the answer, and one whose rail went down fails it
+     * outright.  A SET of a word only this PE writes (barrier flags) goes
+     * again, on another lane where there is one: a second one leaves the
+     * same value, and a failed QP carries nothing more. */
+    int lanes_up = __atomic_load_n(&sr_rt.peers[pe].lanes.n, __ATOMIC_RELAXED) > 1;
+    if ((st == SYMRAIL_ERR_RESULT_LOST || (st == SYMRAIL_ERR_TRANSPORT && lanes_up)) && own &&
+        result_p == NULL && again++ < 3) {
+        sr_info("atomic SET on PE %d: lane %d failed under it (%s); set again (the word is "
+                "ours alone)", pe, a.lane, symrail_strerror(st));
+        avoid = lanes_up ? a.lane : -1;
         sr_req_put(req);
         goto post;
     }
@@ -220,8 +226,8 @@ symrail_status_t sr_amo_nbi(sr_ctx_t *ctx, sr_tl_amo_t op, uint64_t roff, uint64
     n->pe = pe;
     n->width = (uint8_t)width;
     sr_amo_post_t a = { ctx, pe, op, roff, operand, compare,
-                        sr_amo_res(op, fetch != NULL, &n->result), &n->op.comp, -1, 0, 0,
-                        SYMRAIL_OK };
+                        sr_amo_res(op, fetch != NULL, &n->result), &n->op.comp, -1, -1, 0,
+                        0, SYMRAIL_OK };
     st = sr_amo_post(&a);
     if (st != SYMRAIL_OK) {
         sr_pool_put(&ctx->slices, n);

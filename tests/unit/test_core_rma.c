@@ -341,6 +341,39 @@ static void test_set_own_again_after_lost(void **state)
     assert_int_equal(lost_calls, 1);
 }
 
+/* A rail taken down fails the SET posted on it outright (TRANSPORT, not
+ * RESULT_LOST).  The barrier's SET of its own word goes again on another
+ * lane; any other atomic still fails.  Before, the barrier failed the job
+ * ("transport failure") while another rail was up. */
+static int down_lane = -1, down_calls, down_last_lane = -1;
+static symrail_status_t fake_atomic_lane_down(sr_tl_ep_t *ep, int lane, sr_tl_amo_t op,
+                                              uint32_t region, uint64_t roff, uint64_t operand,
+                                              uint64_t compare, uint64_t *result_p,
+                                              sr_tl_comp_t *comp)
+{
+    (void)ep, (void)op, (void)region, (void)roff, (void)operand, (void)compare;
+    (void)result_p, (void)comp;
+    down_calls++;
+    down_last_lane = lane;
+    if (down_lane < 0)
+        down_lane = lane;  /* the first lane tried is the one that went down */
+    return lane == down_lane ? SYMRAIL_ERR_TRANSPORT : SYMRAIL_OK;
+}
+
+static void test_set_own_again_after_lane_down(void **state)
+{
+    (void)state;
+    fake_ops.atomic = fake_atomic_lane_down;
+    down_lane = -1, down_calls = 0;
+    assert_int_equal(sr_amo_set_own(C, 8, 1, 0), SYMRAIL_OK);
+    assert_int_equal(down_calls, 2);
+    assert_int_not_equal(down_last_lane, down_lane);
+    /* Not its own word: never applied twice, so it fails. */
+    down_lane = -1, down_calls = 0;
+    assert_int_equal(sr_amo(C, SR_TL_AMO_SET, 8, 1, 0, 0, NULL), SYMRAIL_ERR_TRANSPORT);
+    assert_int_equal(down_calls, 1);
+}
+
 /* The same machinery with SYMRAIL_SPRAY=adaptive (the default at init). */
 static int setup_adaptive(void **state)
 {
@@ -379,6 +412,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_atomic_timeout_logged_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_nbi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_own_again_after_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_own_again_after_lane_down, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
