@@ -350,6 +350,9 @@ symrail_status_t sr_core_finalize(void)
     }
     if (st == SYMRAIL_OK)
         st = bst;
+    /* Past the barrier the others may exit at any moment: that is no
+     * failure, and the watcher must not report it as one. */
+    sr_watch_stop();
     if (sr_rt.env.stats)
         sr_stats_print();
     sr_teardown();

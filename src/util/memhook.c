@@ -13,8 +13,8 @@
  * whole block (malloc_usable_size) first.
  *
  * Not seen: memory changed by a raw system call (syscall(SYS_munmap)),
- * glibc-internal calls (reallocarray, a trimmed arena: none of them takes a
- * page that a live block uses), shmdt, and calls bound before libsymrail
+ * glibc-internal calls (a trimmed arena, which takes no page a live block
+ * uses; the stacks of exited threads that glibc caches and unmaps), shmdt, and calls bound before libsymrail
  * (a library that interposes these itself, a sanitizer's runtime):
  * sr_memhook_active says when the hooks are not the ones called.  Under
  * AddressSanitizer and ThreadSanitizer, whose allocators are not glibc's,
@@ -26,6 +26,7 @@
 #include "util/sys.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -65,6 +66,19 @@ __attribute__((constructor)) static void sr_mh_init(void)
     }
 }
 
+/* Whether [addr, addr + len) may hold a cached entry: one load while the
+ * caches are empty, and a span test that keeps the lock away from memory
+ * no entry touches. */
+static inline int sr_mh_hit(const void *addr, size_t len)
+{
+    if (sr_likely(__atomic_load_n(&sr_rcache_armed, __ATOMIC_RELAXED) == 0))
+        return 0;
+    uintptr_t a = (uintptr_t)addr;
+    return __atomic_load_n(&sr_mh_probe, __ATOMIC_RELAXED) ||
+           (a < __atomic_load_n(&sr_rcache_hi, __ATOMIC_RELAXED) &&
+            a + len > __atomic_load_n(&sr_rcache_lo, __ATOMIC_RELAXED));
+}
+
 static inline int sr_mh_armed(void)
 {
     return sr_unlikely(__atomic_load_n(&sr_rcache_armed, __ATOMIC_RELAXED) != 0);
@@ -79,22 +93,39 @@ static __attribute__((noinline)) void sr_mh_slow(unsigned bit, const void *addr,
 
 SR_MH_EXPORT void free(void *ptr)
 {
-    if (sr_mh_armed() && ptr != NULL)
-        sr_mh_slow(1, ptr, malloc_usable_size(ptr));
+    if (sr_mh_armed() && ptr != NULL) {
+        size_t len = malloc_usable_size(ptr);
+        if (sr_mh_hit(ptr, len))
+            sr_mh_slow(1, ptr, len);
+    }
     sr_mh_free(ptr);
 }
 
 /* The block may move or shrink: what was registered of it goes either way. */
 SR_MH_EXPORT void *realloc(void *ptr, size_t size)
 {
-    if (sr_mh_armed() && ptr != NULL)
-        sr_mh_slow(2, ptr, malloc_usable_size(ptr));
+    if (sr_mh_armed() && ptr != NULL) {
+        size_t len = malloc_usable_size(ptr);
+        if (sr_mh_hit(ptr, len))
+            sr_mh_slow(2, ptr, len);
+    }
     return sr_mh_realloc(ptr, size);
+}
+
+/* Whatever the C library's reallocarray calls, the block may move. */
+SR_MH_EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(nmemb, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(ptr, bytes);
 }
 
 SR_MH_EXPORT int munmap(void *addr, size_t len)
 {
-    if (sr_mh_armed())
+    if (sr_mh_hit(addr, len))
         sr_mh_slow(4, addr, len);
     return (int)syscall(SYS_munmap, addr, len);
 }
@@ -119,14 +150,18 @@ SR_MH_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, 
 /* A fixed mapping replaces whatever was mapped there. */
 SR_MH_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (sr_mh_armed() && (flags & MAP_FIXED))
+    if ((flags & MAP_FIXED) && sr_mh_hit(addr, len))
         sr_mh_slow(16, addr, len);
     return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
+/* What programs built with _FILE_OFFSET_BITS=64 call (the same on 64-bit). */
+SR_MH_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+
 SR_MH_EXPORT int madvise(void *addr, size_t len, int advice)
 {
-    if (sr_mh_armed()) {
+    if (sr_mh_hit(addr, len)) {
         switch (advice) {
         case MADV_DONTNEED:
 #ifdef MADV_FREE

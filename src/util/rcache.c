@@ -41,9 +41,13 @@ struct sr_rcache {
 };
 
 unsigned long sr_rcache_armed;
+uintptr_t sr_rcache_lo = UINTPTR_MAX, sr_rcache_hi;
 static pthread_mutex_t sr_rc_lock = PTHREAD_MUTEX_INITIALIZER;
 static sr_rcache_t *sr_rc_all;
 static __thread int sr_rc_busy;
+/* In a child of fork: its registrations are the parent's (the device's
+ * file is shared), so it forgets them and registers nothing. */
+static int sr_rc_forked;
 
 static void sr_rc_enter(void)
 {
@@ -104,7 +108,11 @@ static void sr_rc_unindex(sr_rcache_t *rc, sr_rc_ent_t *e, sr_rc_ent_t **dead)
 {
     e->indexed = 0;
     sr_rc_lru_unlink(rc, e);
-    __atomic_fetch_sub(&sr_rcache_armed, 1, __ATOMIC_RELAXED);
+    /* The span only widens while some entry is cached (lock held). */
+    if (__atomic_sub_fetch(&sr_rcache_armed, 1, __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&sr_rcache_lo, UINTPTR_MAX, __ATOMIC_RELAXED);
+        __atomic_store_n(&sr_rcache_hi, 0, __ATOMIC_RELAXED);
+    }
     rc->st.entries--;
     if (e->refs == 0) {
         e->dead = *dead;
@@ -155,20 +163,38 @@ static sr_rc_ent_t *sr_rc_find(sr_rcache_t *rc, uintptr_t lo, uintptr_t hi)
 }
 
 /* A child forked while another thread held the lock would hang in its
- * first free. */
+ * first free.  Held as sr_rc_enter holds it, so that a free in a prepare
+ * handler that runs after this one does not wait for it. */
 static void sr_rc_fork_prepare(void)
 {
-    pthread_mutex_lock(&sr_rc_lock);
+    sr_rc_enter();
 }
 
-static void sr_rc_fork_after(void)
+static void sr_rc_fork_parent(void)
 {
-    pthread_mutex_unlock(&sr_rc_lock);
+    sr_rc_leave();
+}
+
+/* The child's registrations are the parent's: a free in the child must
+ * not deregister them (the device's file is shared), so every entry is
+ * forgotten, not deregistered, and nothing more is cached. */
+static void sr_rc_fork_child(void)
+{
+    for (sr_rcache_t *rc = sr_rc_all; rc; rc = rc->next) {
+        rc->n = 0;
+        rc->lru_head = rc->lru_tail = NULL;
+        rc->st.entries = 0;
+    }
+    sr_rc_forked = 1;
+    __atomic_store_n(&sr_rcache_armed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sr_rcache_lo, UINTPTR_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&sr_rcache_hi, 0, __ATOMIC_RELAXED);
+    sr_rc_leave();
 }
 
 static void sr_rc_once(void)
 {
-    pthread_atfork(sr_rc_fork_prepare, sr_rc_fork_after, sr_rc_fork_after);
+    pthread_atfork(sr_rc_fork_prepare, sr_rc_fork_parent, sr_rc_fork_child);
 }
 
 symrail_status_t sr_rcache_create(const sr_rcache_params_t *params, sr_rcache_t **rc_p)
@@ -242,6 +268,8 @@ symrail_status_t sr_rcache_get(sr_rcache_t *rc, const void *addr, size_t len,
     uintptr_t a = (uintptr_t)addr;
     if (len == 0 || a + len < a)
         return SYMRAIL_ERR_INVALID;
+    if (__atomic_load_n(&sr_rc_forked, __ATOMIC_RELAXED))
+        return SYMRAIL_ERR_UNSUPPORTED;  /* copied instead */
     uintptr_t lo = a & ~(pg - 1), hi = SR_ALIGN_UP(a + len, pg);
     size_t size = hi - lo;
     sr_rc_ent_t *dead = NULL;
@@ -323,6 +351,10 @@ symrail_status_t sr_rcache_get(sr_rcache_t *rc, const void *addr, size_t len,
     sr_rc_lru_front(rc, e);
     rc->st.regs++;
     rc->st.entries++;
+    if (lo < __atomic_load_n(&sr_rcache_lo, __ATOMIC_RELAXED))
+        __atomic_store_n(&sr_rcache_lo, lo, __ATOMIC_RELAXED);
+    if (hi > __atomic_load_n(&sr_rcache_hi, __ATOMIC_RELAXED))
+        __atomic_store_n(&sr_rcache_hi, hi, __ATOMIC_RELAXED);
     __atomic_fetch_add(&sr_rcache_armed, 1, __ATOMIC_RELAXED);
     sr_rc_leave();
     *ent_p = &e->pub;

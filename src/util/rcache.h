@@ -74,7 +74,11 @@ void sr_rcache_stats(sr_rcache_t *rc, sr_rcache_stats_t *stats_p);
  * this one; then nothing may be cached). */
 int sr_memhook_active(void);
 
-/* Entries in every cache: what the hooks test first (relaxed). */
+/* Entries in every cache: what the hooks test first (relaxed); then the
+ * span [sr_rcache_lo, sr_rcache_hi) that holds every entry, so that a free
+ * or munmap of memory no entry touches (most of them, once a few buffers
+ * are cached) does not take the cache's lock. */
 extern unsigned long sr_rcache_armed;
+extern uintptr_t sr_rcache_lo, sr_rcache_hi;
 
 #endif

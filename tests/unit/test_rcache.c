@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/rcache.h"
@@ -350,6 +351,76 @@ static void test_idle_hooks(void **state)
     assert_int_equal(stats().invalidations, 0);
 }
 
+/* The span the hooks test before the lock holds every entry, and empties
+ * with the caches; memory outside it is not looked up. */
+static void test_span(void **state)
+{
+    (void)state;
+    char *m = pages(8), *other = pages(2);
+    sr_rcache_ent_t *a;
+    assert_int_equal(sr_rcache_get(rc, m + pg, pg, &a), SYMRAIL_OK);
+    assert_int_equal(sr_rcache_lo, (uintptr_t)m + pg);
+    assert_int_equal(sr_rcache_hi, (uintptr_t)m + 2 * pg);
+    sr_rcache_put(rc, a);
+    munmap(other, 2 * pg);  /* outside: the entry stays */
+    assert_int_equal(stats().entries, 1);
+    munmap(m, 8 * pg);
+    assert_int_equal(stats().entries, 0);
+    assert_int_equal(sr_rcache_lo, UINTPTR_MAX);
+    assert_int_equal(sr_rcache_hi, 0);
+}
+
+/* reallocarray may move or free the block: its registration goes (glibc
+ * calls realloc through its PLT; libsymrail defines reallocarray as well,
+ * for a C library that does not). */
+static void test_reallocarray(void **state)
+{
+    (void)state;
+    size_t n = 64 * 1024;
+    char *b = malloc(n);
+    assert_non_null(b);
+    sr_rcache_ent_t *a;
+    assert_int_equal(sr_rcache_get(rc, b, n, &a), SYMRAIL_OK);
+    sr_rcache_put(rc, a);
+    char *c = reallocarray(b, 4, n);
+    assert_non_null(c);
+    assert_int_equal(stats().entries, 0);
+    assert_int_equal(stats().invalidations, 1);
+    free(c);
+}
+
+/* A child of fork shares the parent's registrations (the device's file):
+ * its frees must not deregister them, and it caches nothing.  Before, the
+ * child's free deregistered the parent's entry. */
+static void test_fork_child(void **state)
+{
+    (void)state;
+    char *m = pages(4);
+    sr_rcache_ent_t *a;
+    assert_int_equal(sr_rcache_get(rc, m, 2 * pg, &a), SYMRAIL_OK);
+    sr_rcache_put(rc, a);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int deregs = fk.deregs;
+        munmap(m, 4 * pg);
+        sr_rcache_ent_t *b;
+        char *n = pages(1);
+        int ok = fk.deregs == deregs && sr_rcache_armed == 0 &&
+                 sr_rcache_get(rc, n, pg, &b) == SYMRAIL_ERR_UNSUPPORTED;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The parent's entry is still there. */
+    assert_int_equal(sr_rcache_get(rc, m, pg, &a), SYMRAIL_OK);
+    assert_int_equal(fk.regs, 1);
+    sr_rcache_put(rc, a);
+    munmap(m, 4 * pg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +432,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_in_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_hooks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_span, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reallocarray, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

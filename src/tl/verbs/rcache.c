@@ -23,9 +23,12 @@ static int sr_ib_rc_reg(void *arg, void *addr, size_t len, void **handle_p)
     sr_ib_rc_mr_t *h = calloc(1, sizeof(*h));
     if (h == NULL)
         return ENOMEM;
+    /* Local access only: a private buffer is the local end of a put or a
+     * get, never a target, and a remote key for it would let any peer
+     * that guesses it read the process's memory. */
     for (int d = 0; d < ctx->ndevs; d++) {
         h->mr[d] = ibv_reg_mr(ctx->devs[d].pd, addr, len,
-                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+                              IBV_ACCESS_LOCAL_WRITE);
         if (h->mr[d] == NULL) {
             int err = errno ? errno : ENOMEM;
             /* Read-only memory, or a pinned limit: copied instead, said once. */
