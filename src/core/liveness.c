@@ -137,17 +137,30 @@ symrail_status_t sr_peer_alive(int pe, uint64_t now_ns)
     return st;
 }
 
+/* When the moment was last given to a peer in vain (by pe, folded: a
+ * collision only costs a peer its moment). */
+static uint64_t sr_gone_soon_no[256];
+
 int sr_peer_gone_soon(int pe)
 {
     /* A local peer breaks its lanes (its memory goes) a moment before its
      * process is seen gone, and a remote one's lanes close one after the
-     * other: give either that moment. */
+     * other: give either that moment, once.  Every slice of a transfer
+     * over a dead link fails in turn; a moment each would stretch the
+     * failure far past the operation timeout, so within one timeout of a
+     * moment given in vain the answer is what the peer's state says now. */
+    uint64_t *no = &sr_gone_soon_no[(unsigned)pe % 256];
+    uint64_t now = sr_time_ns(), last = __atomic_load_n(no, __ATOMIC_RELAXED);
+    uint64_t window = sr_rt.env.op_timeout ? sr_rt.env.op_timeout * 1000000ull : 1000000000ull;
+    if (last && now - last < window)
+        return sr_peer_alive(pe, now) == SYMRAIL_ERR_PEER_GONE;
     for (int i = 0; i < 40; i++) {
         if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
             return 1;
         struct timespec ts = { 0, 5 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
+    __atomic_store_n(no, sr_time_ns(), __ATOMIC_RELAXED);
     return 0;
 }
 
