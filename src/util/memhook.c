@@ -1,24 +1,25 @@
 /*
  * The calls that can take pages away from under a registration (rcache.h),
- * interposed: libsymrail defines free, realloc, munmap, mremap, mmap and
- * madvise, and the dynamic linker binds the application's calls (and every
- * library's loaded after this one) here.  Each one tests one counter
- * (relaxed) and, when some cache holds an entry, invalidates the range
- * before the memory goes.  Underneath are raw system calls, and the free
- * and realloc that come after ours (glibc's, or an allocator's linked
+ * interposed: libsymrail defines free, realloc, reallocarray, munmap,
+ * mremap, mmap (and mmap64) and madvise, and the dynamic linker binds the
+ * application's calls (and every library's loaded after this one) here.
+ * Each one tests one counter (relaxed) and, when some cache holds an entry
+ * and the memory lies in the span of the cached ranges, invalidates the
+ * range before the memory goes.  Underneath are raw system calls, and the
+ * free and realloc that come after ours (glibc's, or an allocator's linked
  * after libsymrail), looked up once by a constructor; before that, and if
  * there is none, glibc's __libc_free and __libc_realloc: no lookup at
- * first use, where dlsym may allocate and free and would recurse.  glibc's free unmaps a large block with its
- * own internal munmap, not through here: free itself invalidates the
- * whole block (malloc_usable_size) first.
+ * first use, where dlsym may allocate and free and would recurse.  glibc's
+ * free unmaps a large block with its own internal munmap, not through
+ * here: free itself invalidates the whole block (malloc_usable_size) first.
  *
  * Not seen: memory changed by a raw system call (syscall(SYS_munmap)),
  * glibc-internal calls (a trimmed arena, which takes no page a live block
- * uses; the stacks of exited threads that glibc caches and unmaps), shmdt, and calls bound before libsymrail
- * (a library that interposes these itself, a sanitizer's runtime):
- * sr_memhook_active says when the hooks are not the ones called.  Under
- * AddressSanitizer and ThreadSanitizer, whose allocators are not glibc's,
- * the hooks are not built.
+ * uses; the stacks of exited threads that glibc caches and unmaps), shmdt,
+ * and calls bound before libsymrail (a library that interposes these
+ * itself, a sanitizer's runtime): sr_memhook_active says when the hooks
+ * are not the ones called.  Under AddressSanitizer and ThreadSanitizer,
+ * whose allocators are not glibc's, the hooks are not built.
  */
 #include "config.h"
 #include "util/rcache.h"
