@@ -12,6 +12,10 @@
 #include "util/copy.h"
 #include "util/sys.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #define GUARD 128
 #define PAGE  4096
 
@@ -129,8 +133,9 @@ static void test_strategy_named(void **state)
 static const struct {
     const char *name;
     int         movsb;
-} impls[] = { { "avx512", 0 }, { "avx512", 1 }, { "avx2", 0 }, { "avx2", 1 },
-              { "movsb", 0 }, { "movsb", 1 } };
+} impls[] = { { "avx512", 0 },       { "avx512", 1 }, { "avx512-split", 0 },
+              { "avx512-split", 1 }, { "avx2", 0 },   { "avx2", 1 },
+              { "movsb", 0 },        { "movsb", 1 } };
 #define NIMPL (sizeof(impls) / sizeof(impls[0]))
 #define TEST_NT_MIN ((size_t)64 << 10)
 
@@ -175,38 +180,63 @@ static void test_every_impl(void **state)
 static void test_aliasing_backwards(void **state)
 {
     (void)state;
-    const char *name[] = { "avx512", "avx2" };
+    const char *name[] = { "avx512", "avx512-split", "avx2" };
     int ran = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char back[32], shift[32], shift_back[32];
         if (sr_copy_select(name[i], 0, 0) != 0)
             continue;
         ran++;
-        int has_shift = i == 0;
-        snprintf(back, sizeof(back), "%s-back", name[i]);
-        snprintf(shift, sizeof(shift), "%s", has_shift ? "avx512-shift" : name[i]);
+        int has_shift = i == 0, split = i == 1;
+        const char *vec = split ? "avx512" : name[i];
+        snprintf(back, sizeof(back), "%s-back", vec);
+        snprintf(shift, sizeof(shift), "%s", has_shift ? "avx512-shift" : vec);
         snprintf(shift_back, sizeof(shift_back), "%s", has_shift ? "avx512-shift-back" : back);
         assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 4096), shift_back);
         assert_string_equal(sr_copy_strategy(dst_buf + 4096 + 63, src_buf, 8192), back);
         assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 4096), shift);
-        assert_string_equal(sr_copy_strategy(dst_buf + 4095, src_buf, 4096), name[i]);
-        assert_string_equal(sr_copy_strategy(dst_buf + 64, src_buf, 4096), name[i]);
-        assert_string_equal(sr_copy_strategy(dst_buf, src_buf, 4096), name[i]);
+        assert_string_equal(sr_copy_strategy(dst_buf + 4095, src_buf, 4096), vec);
+        assert_string_equal(sr_copy_strategy(dst_buf + 64, src_buf, 4096), vec);
+        assert_string_equal(sr_copy_strategy(dst_buf, src_buf, 4096), vec);
         /* movsb and streaming stores are not direction-sensitive. */
         assert_int_equal(sr_copy_select(name[i], 1, (size_t)1 << 20), 0);
         assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 65536), "movsb");
         assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 16384), shift_back);
         /* At 16 KiB a pair the shift loop takes stays in it (a put from a
-         * malloc'd buffer); one whose lines line up goes to movsb. */
+         * malloc'd buffer); one whose lines line up goes to movsb, except
+         * with split loads, where every pair stays in the vector loops. */
         assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 16384),
-                            has_shift ? shift : "movsb");
-        assert_string_equal(sr_copy_strategy(dst_buf + 2048, src_buf, 16384), "movsb");
+                            has_shift || split ? shift : "movsb");
+        assert_string_equal(sr_copy_strategy(dst_buf + 2048, src_buf, 16384),
+                            split ? vec : "movsb");
         assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 16385), "movsb");
         assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, (size_t)1 << 20), "stream");
     }
     sr_copy_select(NULL, -1, 0);
     if (!ran)
         skip();
+}
+
+/* By default an AMD CPU with AVX-512 takes the split-load loops (no
+ * permutes; every 16 KiB pair in vectors), an Intel one the permutes. */
+static void test_default_per_vendor(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) && defined(__GNUC__)
+    unsigned a, b, c, d;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f") || !__get_cpuid(0, &a, &b, &c, &d))
+        skip();
+    int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
+    sr_copy_select(NULL, 0, 0);
+    assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 4096),
+                        amd ? "avx512" : "avx512-shift");
+    assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, 4096),
+                        amd ? "avx512-back" : "avx512-shift-back");
+    sr_copy_select(NULL, -1, 0);
+#else
+    skip();
+#endif
 }
 
 int main(void)
@@ -218,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_strategy_named),
         cmocka_unit_test(test_every_impl),
         cmocka_unit_test(test_aliasing_backwards),
+        cmocka_unit_test(test_default_per_vendor),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
