@@ -326,7 +326,7 @@ static void test_ranges(void **state)
         "SYMRAIL_TCP_LANES=0",
         "SYMRAIL_TCP_LANES=33",
         "SYMRAIL_IB_QPS_PER_PEER=9",
-        "SYMRAIL_IB_MAX_WR=3",
+        "SYMRAIL_IB_MAX_WR=32769",
         "SYMRAIL_HEARTBEAT=0",
         "SYMRAIL_TRANSPORTS=ib",
         "SYMRAIL_TRANSPORTS=shm,,tcp",

@@ -632,6 +632,28 @@ static void *progressor(void *arg)
     return NULL;
 }
 
+/* SYMRAIL_IB_MAX_WR=0: deep queues for a few peers, 4096 entries over all
+ * data QPs at scale (a power of two minus one each, 15 at least); a value
+ * the user set stays, within the device's limit. */
+static void test_queue_sizing(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t set;
+        size_t   peers;
+        uint32_t want;
+    } c[] = { { 0, 0, 255 },  { 0, 1, 255 },   { 0, 7, 127 }, { 0, 15, 63 },
+              { 0, 31, 31 },  { 0, 63, 15 },   { 0, 999, 15 }, { 4, 999, 4 },
+              { 600, 1, 600 }, { 0, 1, 100 } };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        sr_tl_ctx_t x = { .nrails = 2, .qpp = 2, .max_wr = c[i].set,
+                          .dev_max_wr = i == 9 ? 100 : 16384 };
+        sr_ib_size_queues(&x, c[i].peers);
+        assert_int_equal(x.max_wr, c[i].want);
+        assert_true(x.sig_every >= 1 && x.sig_every <= x.max_wr);
+    }
+}
+
 static void test_threads_share_lanes(void **state)
 {
     (void)state;
@@ -681,6 +703,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
+        cmocka_unit_test(test_queue_sizing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

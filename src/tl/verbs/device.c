@@ -128,6 +128,8 @@ static symrail_status_t sr_ib_dev_open(sr_tl_ctx_t *ctx, struct ibv_device *ibde
     }
     if (ctx->max_wr > (uint32_t)da.max_qp_wr)
         ctx->max_wr = (uint32_t)da.max_qp_wr;
+    if (ctx->ndevs == 0 || ctx->dev_max_wr > (uint32_t)da.max_qp_wr)
+        ctx->dev_max_wr = (uint32_t)da.max_qp_wr;
     ctx->ndevs++;
     *dev_p = dev;
     return SYMRAIL_OK;

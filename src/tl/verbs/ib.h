@@ -332,6 +332,7 @@ struct sr_tl_ctx {
     int             nrails;
     uint32_t        qpp;
     uint32_t        max_wr;
+    uint32_t        dev_max_wr; /* the smallest max_qp_wr of the devices */
     uint32_t        depth;         /* the most receive buffers one sender's window holds */
     uint32_t        slots;         /* messages of the application not consumed, per sender */
     int             max_inline;
@@ -443,6 +444,9 @@ int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step);
 void sr_ib_dev_close(sr_ib_dev_t *dev);
 symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx);
 void sr_ib_weigh_rails(sr_tl_ctx_t *ctx);
+/* Sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of peers with
+ * data QPs) and what follows from it. */
+void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 
 /* md.c */
 symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx);

@@ -47,9 +47,6 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     ctx->max_wr = (uint32_t)params->env->ib_max_wr;
     ctx->depth = (uint32_t)params->env->ib_recv_depth;
     ctx->slots = (uint32_t)params->env->notify_slots;
-    ctx->sig_every = ctx->max_wr / 4 < SR_IB_SIG_EVERY ? ctx->max_wr / 4 : SR_IB_SIG_EVERY;
-    if (ctx->sig_every < 1)
-        ctx->sig_every = 1;
     /* At least four heartbeats per timeout, so a live idle peer is never
      * taken for an unresponsive one. */
     ctx->hb_ns = params->env->heartbeat * 1000000ull;
@@ -63,7 +60,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     pthread_mutex_init(&ctx->flock, NULL);
     pthread_mutex_init(&ctx->plock, NULL);
     sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
-    if (ctx->qpp < 1 || ctx->qpp > 8 || ctx->max_wr < 4 || ctx->depth < 4 || ctx->depth > 65536 ||
+    if (ctx->qpp < 1 || ctx->qpp > 8 || (ctx->max_wr != 0 && ctx->max_wr < 4) || ctx->depth < 4 || ctx->depth > 65536 ||
         ctx->slots < 1) {
         sr_error("verbs: SYMRAIL_IB_QPS_PER_PEER (1..8), SYMRAIL_IB_MAX_WR (>= 4), "
                  "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) or SYMRAIL_NOTIFY_SLOTS (>= 1) out of range");
@@ -130,8 +127,13 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     if (amo_local)
         sr_debug("verbs: %s has no global atomicity: QPs to local peers too, for atomics",
                  ctx->rails[0].dev->name);
+    size_t nused = 0;
     for (int pe = 0; pe < n; pe++) {
         ctx->use[pe] = !params->is_local[pe] || params->serve_local || amo_local;
+        nused += ctx->use[pe];
+    }
+    sr_ib_size_queues(ctx, nused);
+    for (int pe = 0; pe < n; pe++) {
         if (!ctx->use[pe])
             continue;
         for (int r = 0; r < ctx->nrails; r++) {

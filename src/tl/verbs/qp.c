@@ -6,6 +6,38 @@
 
 /* ---- queue pairs ----------------------------------------------------------------- */
 
+/*
+ * SYMRAIL_IB_MAX_WR=0: the send queues of all data QPs together get
+ * SR_IB_WR_BUDGET entries, each QP a power of two minus one of them (a
+ * queue of N entries takes the next power of two above N in Soft-RoCE's
+ * and several providers' rings), between SR_IB_WR_MIN and SR_IB_WR_MAX.
+ * Small jobs get deep queues; at scale a peer costs a few KiB of send
+ * queue instead of 4 x 256 entries, and 15 entries of 64 KiB slices still
+ * keep a megabyte in flight on each QP.
+ */
+#define SR_IB_WR_BUDGET 4096u
+#define SR_IB_WR_MIN    15u
+#define SR_IB_WR_MAX    255u
+
+void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
+{
+    if (ctx->max_wr == 0) {
+        size_t nqps = npeers * (size_t)ctx->nrails * ctx->qpp;
+        size_t per = nqps ? SR_IB_WR_BUDGET / nqps : SR_IB_WR_MAX + 1;
+        uint32_t wr = SR_IB_WR_MAX + 1;
+        while (wr > SR_IB_WR_MIN + 1 && wr > per)
+            wr /= 2;
+        ctx->max_wr = wr - 1;
+        if (ctx->max_wr > ctx->dev_max_wr)
+            ctx->max_wr = ctx->dev_max_wr;
+        sr_info("verbs: %u work requests per data QP (%zu peers x %d rails x %u QPs)",
+                ctx->max_wr, npeers, ctx->nrails, ctx->qpp);
+    }
+    ctx->sig_every = ctx->max_wr / 4 < SR_IB_SIG_EVERY ? ctx->max_wr / 4 : SR_IB_SIG_EVERY;
+    if (ctx->sig_every < 1)
+        ctx->sig_every = 1;
+}
+
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq)
 {
