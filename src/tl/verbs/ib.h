@@ -95,6 +95,8 @@
 /* Inline puts keep their own copy of the data in their op (posted from
  * there, and re-posted from there should their QP fail). */
 #define SR_IB_INLINE_MAX   64
+/* Inline data a data QP is created for (qp.c). */
+#define SR_IB_INLINE_QP    48
 /* A QP signals at least every SR_IB_SIG_EVERY-th work request (fewer with a
  * small SYMRAIL_IB_MAX_WR: every max_wr/4-th): one completion covers every
  * earlier work request of that QP. */

@@ -41,10 +41,15 @@ void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq)
 {
+    /* Data QPs put up to 48 bytes inline, notify QPs (those on the shared
+     * receive queue) their 16-byte credit writes: a Soft-RoCE send WQE is
+     * 208 bytes plus the larger of the inline data and the SGEs, rounded up
+     * to a power of two, so 64 bytes inline would double every queue. */
     struct ibv_qp_init_attr ia = {
         .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
         .cap = { .max_send_wr = send_wr, .max_recv_wr = srq ? 0 : 1,
-                 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1, .max_inline_data = 64 },
+                 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1,
+                 .max_inline_data = srq ? 16 : SR_IB_INLINE_QP },
     };
     struct ibv_qp *qp = ibv_create_qp(rail->dev->pd, &ia);
     if (qp == NULL) {
@@ -52,7 +57,7 @@ struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_
         return NULL;
     }
     /* Read by posting threads: changed (once, in practice) with an atomic store. */
-    if (ctx->max_inline < 0 || (int)ia.cap.max_inline_data < ctx->max_inline)
+    if (srq == NULL && (ctx->max_inline < 0 || (int)ia.cap.max_inline_data < ctx->max_inline))
         __atomic_store_n(&ctx->max_inline, (int)ia.cap.max_inline_data, __ATOMIC_RELAXED);
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = (uint8_t)rail->port,
