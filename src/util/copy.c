@@ -49,9 +49,8 @@
  * see sr_copy_vec_pair). */
 #define SR_COPY_VEC_MAX ((size_t)16 << 10)
 #define SR_COPY_MOVSB(cfg, dst, src, len)                                                 \
-    ((cfg)->movsb &&                                                                       \
-     ((len) > SR_COPY_VEC_MAX || ((len) == SR_COPY_VEC_MAX && !(cfg)->vec_at_max &&         \
-                                  !sr_copy_vec_pair(cfg, dst, src))))
+    ((cfg)->movsb && ((len) > SR_COPY_VEC_MAX ||                                           \
+                      ((len) == SR_COPY_VEC_MAX && !sr_copy_vec_pair(cfg, dst, src))))
 #define SR_COPY_NT_FLOOR ((size_t)4 << 20)
 
 /* Relative offsets (dst - src modulo 4096) that alias a forward loop. */
@@ -162,11 +161,12 @@ static inline unsigned sr_copy_shift(const void *dst, const void *src)
     return k % 4 == 0 ? k : 0;
 }
 
-/* At SR_COPY_VEC_MAX, pairs that alias or that the shift loop takes stay
- * in the vector loops: cache-hot they beat `rep movsb` there (16 KiB +16:
- * 214 against 187-203 GB/s put, copy_micro). */
+/* At SR_COPY_VEC_MAX, pairs that alias or whose offset the shift loop
+ * takes (the split loads take them where there is no shift loop) stay in
+ * the vector loops: cache-hot they beat `rep movsb` there (16 KiB +16: 214
+ * against 187-203 GB/s put, copy_micro; 221 against 149 on the Zen 5). */
 #define sr_copy_vec_pair(cfg, dst, src)                                                   \
-    (sr_copy_aliases(dst, src) || ((cfg)->shift != NULL && sr_copy_shift(dst, src)))
+    (sr_copy_aliases(dst, src) || ((cfg)->vec_shift && sr_copy_shift(dst, src)))
 
 __attribute__((target("avx512f"), no_sanitize_address)) static void
 sr_copy_avx512_shift(void *dst, const void *src, size_t len)
@@ -341,7 +341,7 @@ typedef struct {
     void (*shift)(void *dst, const void *src, size_t len);
     void (*shift_back)(void *dst, const void *src, size_t len);
     int         movsb;   /* `rep movsb` above SR_COPY_VEC_MAX */
-    int         vec_at_max; /* every pair of SR_COPY_VEC_MAX bytes in the vector loops */
+    int         vec_shift; /* pairs sr_copy_shift accepts stay in vectors at SR_COPY_VEC_MAX */
     size_t      nt_min;  /* streaming stores from here (with fwd) */
     void (*movsb_fn)(void *dst, const void *src, size_t len);
 } sr_copy_cfg_t;
@@ -375,10 +375,13 @@ static size_t sr_copy_nt_default(void)
  * cache-hot GB/s) differs from the Xeon above in two ways.  Split loads cost
  * next to nothing: a put from +16 runs at 237 with unaligned loads against
  * 161 with the permute, and a get into +16 at 176 backwards against 161 with
- * the permute going backwards (4 KiB; 220 against 169 at 16 KiB).  And the
- * vector loops beat `rep movsb` as long as both buffers fit the L1 (16 KiB:
- * 246 against 153, aligned pairs included; at 32 KiB movsb wins, 159 against
- * 115).  So there the split-load loops take every pair up to 16 KiB.
+ * the permute going backwards (4 KiB; 220 against 169 at 16 KiB).  So there
+ * the split-load loops take the pairs the permutes took.  The vector loops
+ * also beat `rep movsb` cache-hot as long as both buffers fit the L1 (16 KiB
+ * aligned: 246 against 153; at 32 KiB movsb wins, 159 against 115), but
+ * 16 KiB pairs whose lines line up stay with movsb, as on the Xeon: KV
+ * blocks of 16 KiB come from pools far larger than the caches, where movsb
+ * was ahead (19.3 against 18.0 GB/s cache-cold, copy_bench).
  */
 static int sr_copy_is_amd(void)
 {
@@ -396,7 +399,7 @@ static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_
         name = avx512 ? (sr_copy_is_amd() ? "avx512-split" : "avx512") : avx2 ? "avx2" : "movsb";
     if (strcmp(name, "avx512") == 0 && avx512)
         *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back,
-                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 0, 0, NULL };
+                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 1, 0, NULL };
     else if (strcmp(name, "avx512-split") == 0 && avx512)
         *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back, NULL, NULL, 0, 1,
                                 0, NULL };

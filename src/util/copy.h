@@ -83,8 +83,7 @@ static inline void sr_prefetch(const void *p, int write)
 const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
 
 /* For tests and benchmarks: use the vector code `name` ("avx512", "avx512-split"
- * (split loads instead of permutes, vectors up to 16 KiB for every pair: what
- * AMD's CPUs take), "avx2", or "movsb" for none; NULL: the best this CPU
+ * (split loads instead of permutes: what AMD's CPUs take), "avx2", or "movsb" for none; NULL: the best this CPU
  * has), `rep movsb` above
  * 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
  * stores from nt_min bytes (0: the default).  Returns -1, changing
