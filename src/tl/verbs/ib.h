@@ -141,6 +141,9 @@ typedef struct {
  * QP and sends its number over the notify channel (RECONNECT); the other PE
  * drains its side too, creates and connects its new QP and answers (ACK).
  * A higher-numbered PE that sees the failure first asks for this (REQUEST).
+ * A PE that gives a lane up (DEAD: failed too often, no new QP) says so
+ * (DEAD), and the peer gives its end up at once rather than wait for a
+ * repair that cannot come.
  */
 typedef enum {
     SR_IB_LANE_UP = 0,
@@ -165,6 +168,7 @@ typedef struct {
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
     int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
+    int            tell_dead;    /* DEAD: the peer is still to be told (repair.c) */
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */
