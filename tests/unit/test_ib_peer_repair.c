@@ -58,10 +58,14 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_
     return 0;
 }
 
+static int rnr_retry = -1;  /* what the last move to RTS set */
+
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
     if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
         dest_of[qp->qp_num] = a->dest_qp_num;
+    if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_RNR_RETRY))
+        rnr_retry = a->rnr_retry;
     return 0;
 }
 
@@ -369,6 +373,18 @@ static void test_giving_up_that_cannot_be_told_ends(void **state)
     assert_int_equal(peer_of(&A, 0)->state, SR_IB_LANE_UP);
 }
 
+/* A notification that finds no receive buffer is an accounting slip: the
+ * QP must fail (7 would retry for ever, the sender stalled). */
+static void test_a_qp_retries_rnr_a_finite_number_of_times(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &A.ep->lanes[0];
+    rnr_retry = -1;
+    assert_int_equal(sr_ib_qp_connect(lane->qp, lane->rail, &A.ep->rail_addr[0], 123, 1),
+                     SYMRAIL_OK);
+    assert_true(rnr_retry >= 0 && rnr_retry < 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +401,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_giving_up_is_told_once_there_is_room, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_giving_up_that_cannot_be_told_ends, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_qp_retries_rnr_a_finite_number_of_times, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

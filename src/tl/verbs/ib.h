@@ -103,6 +103,11 @@
  * completion error in about 2 s, a slow emulated peer does not. */
 #define SR_IB_QP_TIMEOUT   16
 #define SR_IB_QP_RETRY     7
+/* Receiver-not-ready retries, finite (7 would be for ever): with exact
+ * credits a notification never finds the shared receive queue empty, and
+ * data lanes take no receives, so an RNR is an accounting slip that must
+ * fail the QP (logged) rather than stall its sender for good. */
+#define SR_IB_QP_RNR_RETRY 6
 
 /* wr_id of notify-channel work requests: kind in the top bits. */
 #define SR_IB_WR_RECV   (1ull << 62)
@@ -380,6 +385,9 @@ struct sr_tl_ctx {
     uint32_t        nrecv;         /* its buffers: SR_IB_CREDIT_STATIC a peer + pool */
     uint32_t        pool_free;     /* ... in no sender's window (nlock) */
     uint32_t        pool_low;      /* below it busy windows shrink again */
+    uint32_t        pool_owed;     /* ... lent to buffers not posted, paid back first */
+    uint32_t       *unposted;      /* [nrecv]: buffers whose post failed, to post again */
+    uint32_t        nunposted;
     uint32_t        window0;       /* every sender's window at first */
     uint32_t        send_free[SR_IB_SEND_SLOTS];  /* stack of free send slots (nlock) */
     uint32_t        nsend_free;
