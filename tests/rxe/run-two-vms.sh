@@ -129,7 +129,10 @@ guest() {
         set -- --env "$e" "$@"
     done
     IFS=$_old_ifs
-    SYMRAIL_RXE_SHARE="${SYMRAIL_RXE_SHARE:+$SYMRAIL_RXE_SHARE:}$dir" "$here/run-in-vm.sh" "$@"
+    # exec: $pb must be run-in-vm.sh itself, which ends its qemu on TERM; a
+    # TERM to the subshell around it left guest b running, with the heavy
+    # lock its qemu inherited, until its own timeout.
+    SYMRAIL_RXE_SHARE="${SYMRAIL_RXE_SHARE:+$SYMRAIL_RXE_SHARE:}$dir" exec "$here/run-in-vm.sh" "$@"
 }
 
 # shellcheck disable=SC2086 # the --nic words

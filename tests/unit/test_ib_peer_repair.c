@@ -10,7 +10,11 @@
  * connected to the peer's new QP, again and again (a refused key does not
  * use up the repairs), through a message that could not go at first; the
  * other lanes are untouched; without a channel a lane stays down, as before;
- * a peer that left ends a repair under way.
+ * a peer that left ends a repair under way; a lane one end gives up is
+ * dead at the other end at once, whichever end gave up and in whatever
+ * state the other end was (connected, or waiting for the ACK), also when
+ * the message could not go at first; and when it can never go, the giving
+ * up still ends (the peer's end is left as it was).
  */
 #include "config.h"
 
@@ -54,10 +58,14 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_
     return 0;
 }
 
+static int rnr_retry = -1;  /* what the last move to RTS set */
+
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
     if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
         dest_of[qp->qp_num] = a->dest_qp_num;
+    if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_RNR_RETRY))
+        rnr_retry = a->rnr_retry;
     return 0;
 }
 
@@ -78,7 +86,7 @@ typedef struct {
 } ctl_msg_t;
 
 static ctl_msg_t queue[64];
-static int nqueue, refuse_next;
+static int nqueue, refuse_next, break_next;
 
 static symrail_status_t fake_ctl_send(void *arg, int pe, const void *msg, size_t len)
 {
@@ -88,6 +96,10 @@ static symrail_status_t fake_ctl_send(void *arg, int pe, const void *msg, size_t
     if (refuse_next > 0) {
         refuse_next--;
         return SYMRAIL_ERR_AGAIN;  /* the receiver's slots are full */
+    }
+    if (break_next > 0) {
+        break_next--;
+        return SYMRAIL_ERR_TRANSPORT;  /* the other endpoint failed */
     }
     queue[nqueue].to = from == &A ? &B : &A;
     memcpy(queue[nqueue].msg, msg, len);
@@ -164,7 +176,7 @@ static void link_lanes(void)
 static int setup(void **state)
 {
     (void)state;
-    nqps = nqueue = refuse_next = 0;
+    nqps = nqueue = refuse_next = break_next = 0;
     memset(dest_of, 0, sizeof(dest_of));
     end_make(&A, 1, 2, 1);
     end_make(&B, 0, 1, 2);
@@ -289,6 +301,90 @@ static void test_a_peer_that_left_ends_the_repair(void **state)
     assert_int_equal(A.ctx->n_repaired, 0);
 }
 
+/* End e gives lane l up at its next failure: its repairs are used up. */
+static void give_up(end_t *e, int l)
+{
+    e->ep->lanes[l].repairs = SR_IB_MAX_REPAIRS;
+    sr_ib_lane_fail(e->ep, &e->ep->lanes[l], "retry counter exceeded (test)");
+}
+
+static void assert_dead(sr_ib_lane_t *lane)
+{
+    assert_int_equal(lane->state, SR_IB_LANE_DEAD);
+    assert_int_equal(lane->down, 1);
+    assert_int_equal(lane->tell_dead, 0);
+}
+
+static void test_a_lane_the_acceptor_gives_up_dies_at_the_peer(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *peer = peer_of(&A, 0);
+    uint32_t gen = peer->gen;
+    give_up(&A, 0);
+    pump();
+    assert_dead(&A.ep->lanes[0]);
+    /* The peer's end was up, connected to the QP given up. */
+    assert_dead(peer);
+    assert_int_not_equal(peer->gen, gen);  /* the core learns it is down */
+    assert_connected(&A, 2);
+    assert_int_equal(A.ctx->n_repaired + B.ctx->n_repaired, 0);
+}
+
+static void test_a_lane_the_connector_gives_up_dies_at_the_peer(void **state)
+{
+    (void)state;
+    /* B asks, A makes its new QP and tells B of it, B cannot make its
+     * own: A waits for an ACK that never comes. */
+    give_up(&B, 0);
+    pump();
+    assert_dead(&B.ep->lanes[0]);
+    assert_dead(peer_of(&B, 0));
+    assert_connected(&B, 1);
+    assert_int_equal(B.ctx->repairs_pending, 0);
+    assert_int_equal(A.ctx->repairs_pending, 0);
+}
+
+static void test_giving_up_is_told_once_there_is_room(void **state)
+{
+    (void)state;
+    refuse_next = 1;
+    give_up(&A, 0);
+    sr_ib_repair(A.ctx);
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_DEAD);
+    assert_int_equal(A.ep->lanes[0].tell_dead, 1);
+    assert_int_equal(nqueue, 0);
+    assert_int_equal(A.ctx->repairs_pending, 1);
+    pump();
+    assert_int_equal(refuse_next, 0);
+    assert_dead(&A.ep->lanes[0]);
+    assert_dead(peer_of(&A, 0));
+}
+
+static void test_giving_up_that_cannot_be_told_ends(void **state)
+{
+    (void)state;
+    break_next = 1;
+    give_up(&A, 0);
+    pump();
+    assert_dead(&A.ep->lanes[0]);
+    assert_int_equal(break_next, 0);
+    assert_int_equal(A.ctx->repairs_pending, 0);
+    /* As before: the peer's end learns it from its own failures. */
+    assert_int_equal(peer_of(&A, 0)->state, SR_IB_LANE_UP);
+}
+
+/* A notification that finds no receive buffer is an accounting slip: the
+ * QP must fail (7 would retry for ever, the sender stalled). */
+static void test_a_qp_retries_rnr_a_finite_number_of_times(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &A.ep->lanes[0];
+    rnr_retry = -1;
+    assert_int_equal(sr_ib_qp_connect(lane->qp, lane->rail, &A.ep->rail_addr[0], 123, 1),
+                     SYMRAIL_OK);
+    assert_true(rnr_retry >= 0 && rnr_retry < 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +394,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_a_channel_a_lane_stays_down, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_peer_that_left_ends_the_repair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lane_the_acceptor_gives_up_dies_at_the_peer,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lane_the_connector_gives_up_dies_at_the_peer,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_giving_up_is_told_once_there_is_room, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_giving_up_that_cannot_be_told_ends, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_qp_retries_rnr_a_finite_number_of_times, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

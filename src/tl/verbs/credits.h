@@ -10,10 +10,14 @@
  * limit[S], an absolute count the receiver writes into S's memory (RDMA
  * write, with the consumed count).  The receiver keeps
  *
- *     sum over S of (limit[S] - arrived[S])  +  pool_free  ==  P
+ *     sum over S of (limit[S] - arrived[S])  +  pool_free  +  unposted
+ *         -  owed  ==  P
  *
- * (a window is buffers kept posted for S alone), and every window is at
- * least SR_IB_CREDIT_STATIC after each arrival is handled.  Windows start
+ * (a window is buffers kept posted for S alone; unposted: buffers whose
+ * post failed, counted nowhere until a later poll posts them; owed: what
+ * the pool lent to such buffers when it was empty, paid back first), and
+ * every window is at least SR_IB_CREDIT_STATIC after each arrival is
+ * handled.  A sender whose notify QP failed gives its window back.  Windows start
  * with an even share of half the pool (the receiver's address blob says
  * how large), so a burst at the start runs at once.  Each arrival
  * gives its buffer back to the pool; sr_ib_grant then decides how far S's

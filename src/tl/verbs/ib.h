@@ -105,6 +105,11 @@
  * completion error in about 2 s, a slow emulated peer does not. */
 #define SR_IB_QP_TIMEOUT   16
 #define SR_IB_QP_RETRY     7
+/* Receiver-not-ready retries, finite (7 would be for ever): with exact
+ * credits a notification never finds the shared receive queue empty, and
+ * data lanes take no receives, so an RNR is an accounting slip that must
+ * fail the QP (logged) rather than stall its sender for good. */
+#define SR_IB_QP_RNR_RETRY 6
 
 /* wr_id of notify-channel work requests: kind in the top bits. */
 #define SR_IB_WR_RECV   (1ull << 62)
@@ -143,6 +148,9 @@ typedef struct {
  * QP and sends its number over the notify channel (RECONNECT); the other PE
  * drains its side too, creates and connects its new QP and answers (ACK).
  * A higher-numbered PE that sees the failure first asks for this (REQUEST).
+ * A PE that gives a lane up (DEAD: failed too often, no new QP) says so
+ * (DEAD), and the peer gives its end up at once rather than wait for a
+ * repair that cannot come.
  */
 typedef enum {
     SR_IB_LANE_UP = 0,
@@ -167,6 +175,7 @@ typedef struct {
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
     int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
+    int            tell_dead;    /* DEAD: the peer is still to be told (repair.c) */
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */
@@ -379,6 +388,9 @@ struct sr_tl_ctx {
     uint32_t        nrecv;         /* its buffers: SR_IB_CREDIT_STATIC a peer + pool */
     uint32_t        pool_free;     /* ... in no sender's window (nlock) */
     uint32_t        pool_low;      /* below it busy windows shrink again */
+    uint32_t        pool_owed;     /* ... lent to buffers not posted, paid back first */
+    uint32_t       *unposted;      /* [nrecv]: buffers whose post failed, to post again */
+    uint32_t        nunposted;
     uint32_t        window0;       /* every sender's window at first */
     uint32_t        send_free[SR_IB_SEND_SLOTS];  /* stack of free send slots (nlock) */
     uint32_t        nsend_free;

@@ -200,6 +200,7 @@ static void sr_ib_fini(sr_tl_ctx_t *ctx)
     /* After every QP that uses it, before its device's PD. */
     if (ctx->srq)
         ibv_destroy_srq(ctx->srq);
+    free(ctx->unposted);
     if (ctx->ncq) {
         /* Events handed out must be acknowledged before the CQ goes. */
         ibv_destroy_cq(ctx->ncq);

@@ -20,6 +20,64 @@ symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, uint32_t i)
     return SYMRAIL_OK;
 }
 
+/* One more buffer for the pool (nlock held): it first pays back what the
+ * pool lent to buffers that could not be posted again. */
+static void sr_ib_pool_give(sr_tl_ctx_t *ctx, uint32_t n)
+{
+    uint32_t pay = n < ctx->pool_owed ? n : ctx->pool_owed;
+    ctx->pool_owed -= pay;
+    ctx->pool_free += n - pay;
+}
+
+/*
+ * Buffer i goes back on the shared queue (nlock held); 1 when it is
+ * posted.  One that could not be posted is not counted as posted: it waits
+ * in ctx->unposted, in no window and not in the pool (a window of buffers
+ * not posted would be an RNR), and goes again at the next poll.
+ */
+static int sr_ib_repost(sr_tl_ctx_t *ctx, uint32_t i)
+{
+    if (sr_ib_post_recv(ctx, i) == SYMRAIL_OK)
+        return 1;
+    ctx->unposted[ctx->nunposted++] = i;  /* each buffer at most once: never past nrecv */
+    return 0;
+}
+
+/* A buffer that came back without a message (an error completion): it was
+ * in some window or in the pool, which lends it while it is not posted. */
+static void sr_ib_recv_back(sr_tl_ctx_t *ctx, uint32_t i)
+{
+    if (sr_ib_repost(ctx, i))
+        return;
+    if (ctx->pool_free > 0)
+        ctx->pool_free--;
+    else
+        ctx->pool_owed++;
+}
+
+/* The buffers whose post failed, again (nlock held). */
+static void sr_ib_repost_owed(sr_tl_ctx_t *ctx)
+{
+    while (ctx->nunposted > 0) {
+        uint32_t i = ctx->unposted[ctx->nunposted - 1];
+        if (sr_ib_post_recv(ctx, i) != SYMRAIL_OK)
+            return;
+        ctx->nunposted--;
+        sr_ib_pool_give(ctx, 1);
+    }
+}
+
+/* ep's notify QP failed for good: the buffers of its window, kept posted
+ * for it alone, go back to the pool for the others (nlock held). */
+static void sr_ib_window_drop(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep)
+{
+    uint64_t w = ep->n_limit > ep->n_recv ? ep->n_limit - ep->n_recv : 0;
+    ep->n_limit = ep->n_recv;
+    sr_ib_pool_give(ctx, (uint32_t)w);
+    sr_debug("verbs: PE %d's notification window of %llu buffers went back to the pool", ep->pe,
+             (unsigned long long)w);
+}
+
 /* The notification CQ and the shared receive queue, with every buffer
  * posted.  The CQ has room for every receive, every send (bounded by the
  * send slots) and every credit write at once. */
@@ -54,6 +112,9 @@ symrail_status_t sr_ib_notify_init(sr_tl_ctx_t *ctx)
                  dev->name);
         return SYMRAIL_ERR_TRANSPORT;
     }
+    ctx->unposted = calloc(ctx->nrecv, sizeof(*ctx->unposted));
+    if (ctx->unposted == NULL)
+        return SYMRAIL_ERR_NOMEM;
     for (uint32_t i = 0; i < ctx->nrecv; i++) {
         symrail_status_t st = sr_ib_post_recv(ctx, i);
         if (st != SYMRAIL_OK)
@@ -123,9 +184,9 @@ static void sr_ib_arrived(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, uint32_t i, uint32_t
         sr_msgq_push_flags(&ctx->mq, pe, tag, internal, slot + SR_IB_MSG_HDR, len) != SYMRAIL_OK)
         sr_error("verbs: out of memory: notification from PE %d lost", pe);
     /* The slot is free again as soon as its content is copied. */
-    sr_ib_post_recv(ctx, i);
     ep->n_recv++;
-    ctx->pool_free++;
+    if (sr_ib_repost(ctx, i))
+        sr_ib_pool_give(ctx, 1);
     /* A sender past its window broke the rules: it gets the static one. */
     uint64_t w = ep->n_limit > ep->n_recv ? ep->n_limit - ep->n_recv : 0;
     uint32_t g = sr_ib_grant((uint32_t)w, ctx->pool_free, ctx->depth, ctx->pool_low);
@@ -141,6 +202,8 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
 {
     struct ibv_wc wc[SR_IB_POLL_BATCH];
     int total = 0, n;
+    if (sr_unlikely(ctx->nunposted > 0))
+        sr_ib_repost_owed(ctx);
     while ((n = ibv_poll_cq(ctx->ncq, SR_IB_POLL_BATCH, wc)) > 0) {
         for (int i = 0; i < n; i++) {
             uint64_t kind = SR_IB_WR_KIND(wc[i].wr_id);
@@ -168,18 +231,20 @@ int sr_ib_npoll(sr_tl_ctx_t *ctx)
                 if (ep && !ep->nqp_error && wc[i].status != IBV_WC_WR_FLUSH_ERR)
                     sr_error("verbs: notify QP %u to PE %d failed: %s", wc[i].qp_num, ep->pe,
                              ibv_wc_status_str(wc[i].status));
-                if (ep)
+                if (ep && !ep->nqp_error) {
                     ep->nqp_error = 1;
+                    sr_ib_window_drop(ctx, ep);
+                }
                 /* The buffer belongs to the shared queue, not to the QP. */
                 if (kind == SR_IB_WR_RECV)
-                    sr_ib_post_recv(ctx, idx);
+                    sr_ib_recv_back(ctx, idx);
                 continue;
             }
             if (ep == NULL) {
                 if (kind == SR_IB_WR_RECV) {
                     sr_error("verbs: notification on QP %u from no known PE dropped",
                              wc[i].qp_num);
-                    sr_ib_post_recv(ctx, idx);
+                    sr_ib_recv_back(ctx, idx);
                 }
                 continue;
             }

@@ -104,7 +104,7 @@ symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
     a.qp_state = IBV_QPS_RTS;
     a.timeout = SR_IB_QP_TIMEOUT;
     a.retry_cnt = SR_IB_QP_RETRY;
-    a.rnr_retry = 7;
+    a.rnr_retry = SR_IB_QP_RNR_RETRY;
     a.sq_psn = sr_ib_psn(qp->qp_num);
     a.max_rd_atomic = 16;
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |

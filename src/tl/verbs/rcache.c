@@ -68,6 +68,12 @@ symrail_status_t sr_ib_rc_init(sr_tl_ctx_t *ctx)
         sr_debug("verbs: private buffers go through bounce buffers (SYMRAIL_IB_ZCOPY_THRESH=0)");
         return SYMRAIL_OK;
     }
+    /* Slices are never larger than SYMRAIL_SLICE_SIZE, and the threshold is
+     * a slice's length (rma.c). */
+    if (ctx->zcopy_thresh > env->slice_size)
+        sr_warn("verbs: SYMRAIL_IB_ZCOPY_THRESH (%zu) is above SYMRAIL_SLICE_SIZE (%zu): no "
+                "slice reaches it, so private buffers always go through bounce buffers",
+                (size_t)ctx->zcopy_thresh, (size_t)env->slice_size);
     if (!sr_memhook_active()) {
         sr_info("verbs: private buffers go through bounce buffers: another library interposes "
                 "free or munmap before libsymrail, so its registration cache could not see "

@@ -43,32 +43,40 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why)
                 lane->rail->dev->name, lane->rail->port, lane->qp->qp_num, why);
 }
 
-/* 1 when the message went out; 0 when it must be tried again on a later
- * pass (no credit now, or the test hook refused it). */
 static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why);
+static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell);
 
-static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
+/* Puts one repair message on its way: over the peer's other endpoint
+ * between jobs, over the notify channel within one. */
+static symrail_status_t sr_ib_ctl_out(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     const sr_ib_lane_t *ln = &ep->lanes[lane];
     sr_ib_ctl_t c = { op | (ln->refused ? SR_IB_CTL_REFUSED : 0) |
                           (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0),
                       sr_ib_peer_lane(ep, lane), qpn, ln->rq_psn };
-    symrail_status_t st = SYMRAIL_ERR_AGAIN;
-    if (c.lane == UINT32_MAX) {
-        sr_ib_lane_dead(ep, lane, "its rail has no counterpart at the peer");
+    if (sr_unlikely(ctx->fault_ctl > 0)) {
+        ctx->fault_ctl--;
+        return SYMRAIL_ERR_AGAIN;
+    }
+    if (ep->conn)
+        return ctx->params.ctl_send(ctx->params.cb_arg, ep->pe, &c, sizeof(c));
+    return sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
+}
+
+/* 1 when the message went out; 0 when it must be tried again on a later
+ * pass (no credit now, or the test hook refused it). */
+static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
+{
+    if (sr_ib_peer_lane(ep, lane) == UINT32_MAX) {
+        sr_ib_lane_dead_as(ep, lane, "its rail has no counterpart at the peer", 0);
         return 0;
     }
-    if (sr_unlikely(ctx->fault_ctl > 0))
-        ctx->fault_ctl--;
-    else if (ep->conn)
-        st = ctx->params.ctl_send(ctx->params.cb_arg, ep->pe, &c, sizeof(c));
-    else
-        st = sr_ib_send_msg(ep, 0, &c, sizeof(c), SR_IB_MSG_INTERNAL);
+    symrail_status_t st = sr_ib_ctl_out(ep, op, lane, qpn);
     /* Between jobs anything but AGAIN means no channel will ever carry it
      * (tl.h, ctl_send): waiting would keep the repair pending for good. */
     if (ep->conn && st != SYMRAIL_OK && st != SYMRAIL_ERR_AGAIN) {
-        sr_ib_lane_dead(ep, lane, symrail_strerror(st));
+        sr_ib_lane_dead_as(ep, lane, symrail_strerror(st), 0);
         return 0;
     }
     if (st != SYMRAIL_OK)
@@ -76,10 +84,42 @@ static int sr_ib_ctl_send(sr_tl_ep_t *ep, uint32_t op, int lane, uint32_t qpn)
     return st == SYMRAIL_OK;
 }
 
-static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
+/*
+ * The peer learns that we gave lane l up: a lane dead at one end is never
+ * reconnected, so its other end would wait for a repair that never comes,
+ * its slices held until SYMRAIL_OP_TIMEOUT.  1 when done: sent, or never
+ * to be (the channel failed, or the peer left: the peer then learns it from
+ * its own failures or the timeout, as before); 0: no credit now, again on
+ * the next repair pass (lane->tell_dead).
+ */
+static int sr_ib_tell_dead(sr_tl_ep_t *ep, int l)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    if (SR_IB_LOAD(ep->gone) || (ep->conn && ep->ctx->params.ctl_send == NULL) ||
+        (!ep->conn && ep->pe == ep->ctx->params.my_pe) || sr_ib_peer_lane(ep, l) == UINT32_MAX) {
+        lane->tell_dead = 0;
+        return 1;
+    }
+    symrail_status_t st = sr_ib_ctl_out(ep, SR_IB_CTL_DEAD, l, 0);
+    if (st == SYMRAIL_ERR_AGAIN) {
+        SR_IB_STORE(ep->ctx->repairs_pending, 1);
+        return 0;
+    }
+    lane->tell_dead = 0;
+    if (st != SYMRAIL_OK)
+        sr_warn("verbs: PE %d cannot be told that lane %d on %s:%d is given up (%s): its "
+                "operations on that lane end at SYMRAIL_OP_TIMEOUT", ep->pe, l,
+                lane->rail->dev->name, lane->rail->port, symrail_strerror(st));
+    return 1;
+}
+
+/* Lane l is beyond repair here; the peer is told (sr_ib_tell_dead) unless
+ * it is the one that said so, or the channel to it is what failed. */
+static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell)
 {
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_DEAD;
+    lane->tell_dead = tell;
     SR_IB_STORE(ep->ctx->replays, 1);  /* its limbo fails (sr_ib_limbo_run) */
     if (lane->refused) {
         /* Offered while it was repaired: the core learns it is gone now. */
@@ -89,6 +129,12 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
     }
     sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
              lane->rail->dev->name, lane->rail->port, why);
+}
+
+static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
+{
+    sr_ib_lane_dead_as(ep, l, why, 1);
+    sr_ib_tell_dead(ep, l);
 }
 
 static void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
@@ -176,7 +222,7 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     int lower = ep->conn ? ep->first : me < pe;
     sr_ib_lane_t *lane = &ep->lanes[l];
     if (lane->state == SR_IB_LANE_DEAD)
-        return 0;
+        return lane->tell_dead && !sr_ib_tell_dead(ep, l);
     if (lane->state == SR_IB_LANE_UP) {
         /* A RECONNECT repeated after we answered: answer again. */
         if (lane->ack_owed && sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
@@ -292,6 +338,13 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
                 sr_ib_lane_dead(ep, (int)c.lane, "reconnect failed");
             }
         }
+        break;
+    case SR_IB_CTL_DEAD:
+        /* The peer gave its end up: ours can never be reconnected. */
+        if (!lane->down)
+            sr_ib_lane_fail(ep, lane, NULL);
+        if (lane->state != SR_IB_LANE_DEAD)
+            sr_ib_lane_dead_as(ep, (int)c.lane, "the peer gave it up", 0);
         break;
     }
 }

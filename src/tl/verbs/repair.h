@@ -9,7 +9,8 @@
 /* Internal notify messages: flagged in the length word, never shown to users. */
 #define SR_IB_MSG_INTERNAL 0x80000000u
 enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
-       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */,
+       SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_DEAD = 5 /* the sender gave the lane up */,
+       SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */,
        SR_IB_CTL_PSN = 0x200 /* flag: psn is the old QP's receive PSN */ };
 typedef struct {
     uint32_t op;
