@@ -175,8 +175,9 @@ put_bw() { # OUT: put_nbi MB/s at 4M, or nothing
     awk '$1 == "4M" && NF == 6 && $2 ~ /^[0-9]+$/ { print $3; exit }' "$1" 2>/dev/null
 }
 rail1_pct() { # OUT: the percentage of PE 0's bytes that went over rxe1 (SYMRAIL_STATS), or nothing
-    awk '/:0 stats: / { for (i = 1; i < NF; i++) if ($i == "rxe0" || $i == "rxe1") b[$i] = $(i + 1) + 0
-        if (b["rxe0"] + b["rxe1"] > 0) printf "%.0f\n", 100 * b["rxe1"] / (b["rxe0"] + b["rxe1"]); exit }' "$1" 2>/dev/null
+    # "... rails: rxe0:1 BYTES B/N slices rxe1:1 BYTES B/N slices" (device:port)
+    awk '/:0 stats: / { for (i = 1; i < NF; i++) if ($i ~ /^rxe[01](:[0-9]+)?$/) b[substr($i, 4, 1)] = $(i + 1) + 0
+        if (b[0] + b[1] > 0) printf "%.0f\n", 100 * b[1] / (b[0] + b[1]); exit }' "$1" 2>/dev/null
 }
 fast=${RXE_BENCH_SHAPE_MBIT:-40}
 slow=$((fast / 5))
