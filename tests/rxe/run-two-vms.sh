@@ -129,7 +129,9 @@ guest() {
         set -- --env "$e" "$@"
     done
     IFS=$_old_ifs
-    SYMRAIL_RXE_SHARE="${SYMRAIL_RXE_SHARE:+$SYMRAIL_RXE_SHARE:}$dir" "$here/run-in-vm.sh" "$@"
+    # exec: the background job's pid must be run-in-vm.sh's, which ends its
+    # qemu on TERM; a subshell that got the TERM would leave it running.
+    SYMRAIL_RXE_SHARE="${SYMRAIL_RXE_SHARE:+$SYMRAIL_RXE_SHARE:}$dir" exec "$here/run-in-vm.sh" "$@"
 }
 
 # shellcheck disable=SC2086 # the --nic words
