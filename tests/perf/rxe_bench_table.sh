@@ -1,8 +1,9 @@
-# The tables of the two-guest bench (rxe_bench_two.sh), from the raw outputs
+# The tables of the Soft-RoCE benches (rxe_bench.sh in one guest,
+# rxe_bench_two.sh across two), from the raw outputs
 # shellcheck disable=SC2154,SC2317 # sourced: the variables and helpers are the caller's
-# it leaves in $w: ${op}_SIZE.PASS (perftest bandwidth), sr.PASS (sr_bench
-# --net), lat.PASS (ib_write_lat); $passes, $mib and $SIZES as there.
-# Parsing and formatting as in rxe_bench.sh.
+# they leave in $w: ${op}_SIZE.PASS (perftest bandwidth), sr.PASS (sr_bench
+# --net), lat.PASS (ib_write_lat); $passes, $mib, $SIZES, bytes and say as
+# there.
 # MB/s (10^6) from a perftest bandwidth run ("bytes iterations peak avg
 # msgrate", in MiB/s); nothing when the output has no such line.
 pt_bw() { # out bytes

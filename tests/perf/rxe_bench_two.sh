@@ -19,8 +19,11 @@
 #      packets are made by the same emulated core), the shaped ones by the
 #      wire, which is what the ratios compare.
 #
-# Options as rxe_bench.sh's: --quick (one pass, short runs), --passes N
-# (default 9), --log FILE; --multirail-only skips parts 1 and 2.  Guests: RXE_BENCH_MEM MiB each (default 1024),
+# Options as rxe_bench.sh's: --quick (short runs, 3 passes), --passes N
+# (default 9), --log FILE; --multirail-only skips parts 1 and 2;
+# --mr-passes N passes of part 3 (default: --passes; each of its 10 cells a
+# pass is one sr_bench --put-nbi-only, 5-40 s on the shaped rows).
+# Guests: RXE_BENCH_MEM MiB each (default 1024),
 # RXE_BENCH_TIMEOUT s (default 1500); shaping: RXE_BENCH_SHAPE_MBIT, the
 # faster rail's rate (default 40; the slower gets a fifth).
 set -u
@@ -38,7 +41,7 @@ bytes() {
 
 # ---- host ------------------------------------------------------------------
 if [ -z "${TG_ROLE:-}" ]; then
-    quick=0 log='' passes='' mronly=0
+    quick=0 log='' passes='' mronly=0 mrpasses=''
     while [ $# -gt 0 ]; do
         case $1 in
             --quick) quick=1; shift ;;
@@ -48,7 +51,9 @@ if [ -z "${TG_ROLE:-}" ]; then
                 log=$2; shift 2 ;;
             --guests) shift 2 ;;
             --multirail-only) mronly=1; shift ;;
-            -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$here/rxe_bench_two.sh"; exit 0 ;;
+            --mr-passes) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || { echo "$me: --mr-passes needs a count" >&2; exit 2; }
+                mrpasses=$2; shift 2 ;;
+            -h | --help) sed -n '2,28s/^# \{0,1\}//p' "$here/rxe_bench_two.sh"; exit 0 ;;
             *) echo "$me: unknown argument $1 (see --help)" >&2; exit 2 ;;
         esac
     done
@@ -65,7 +70,8 @@ if [ -z "${TG_ROLE:-}" ]; then
         --mem "${RXE_BENCH_MEM:-1024}" --timeout "${RXE_BENCH_TIMEOUT:-1500}" \
         --env top_srcdir="$srcdir" --env top_builddir="$builddir" \
         --env RXE_BENCH_QUICK="$quick" --env RXE_BENCH_PASSES="$passes" \
-        --env RXE_BENCH_LOG="$log" --env RXE_BENCH_MRONLY="$mronly" --env RXE_BENCH_SHAPE_MBIT="${RXE_BENCH_SHAPE_MBIT:-40}" \
+        --env RXE_BENCH_LOG="$log" --env RXE_BENCH_MRONLY="$mronly" \
+        --env RXE_BENCH_MR_PASSES="$mrpasses" --env RXE_BENCH_SHAPE_MBIT="${RXE_BENCH_SHAPE_MBIT:-40}" \
         -- sh "$here/rxe_bench_two.sh"
 fi
 
@@ -168,30 +174,40 @@ shape() { # RATE0 RATE1 (mbit; 0: no shaping)
 put_bw() { # OUT: put_nbi MB/s at 4M, or nothing
     awk '$1 == "4M" && NF == 6 && $2 ~ /^[0-9]+$/ { print $3; exit }' "$1" 2>/dev/null
 }
+rail1_pct() { # OUT: the percentage of PE 0's bytes that went over rxe1 (SYMRAIL_STATS), or nothing
+    # "... rails: rxe0:1 BYTES B/N slices rxe1:1 BYTES B/N slices" (device:port)
+    awk '/:0 stats: / { for (i = 1; i < NF; i++) if ($i ~ /^rxe[01](:[0-9]+)?$/) b[substr($i, 4, 1)] = $(i + 1) + 0
+        if (b[0] + b[1] > 0) printf "%.0f\n", 100 * b[1] / (b[0] + b[1]); exit }' "$1" 2>/dev/null
+}
 fast=${RXE_BENCH_SHAPE_MBIT:-40}
 slow=$((fast / 5))
 [ "$slow" -ge 1 ] || slow=1
+mrp=${RXE_BENCH_MR_PASSES:-$passes}
 say ""
-say "# multi-rail: put_nbi MB/s at 4M, PE 0 in guest a -> PE 1 in guest b; median of $passes pass(es)"
+say "# multi-rail: put_nbi MB/s at 4M (sr_bench --put-nbi-only), PE 0 in guest a -> PE 1 in guest b; median of $mrp pass(es)"
 say "#   shaped: tc tbf ${fast} mbit (fast) and ${slow} mbit on eth0 and eth1 in both guests"
 say "#   stat/1, adapt/1: against 1 rail static of the same kind (unshaped, or tbf fast);"
 say "#   the targets: 2 equal rails >= 1.9, 5:1 >= 0.9 x 1.2 = 1.08"
-printf '# %-28s %10s %10s %8s %8s\n' rails static adaptive 'stat/1' 'adapt/1'
+say "#   rxe1 %: PE 0's bytes over rail 1 (SYMRAIL_STATS), static/adaptive, of the last pass"
+printf '# %-28s %10s %10s %8s %8s %9s\n' rails static adaptive 'stat/1' 'adapt/1' 'rxe1 %'
 one=''
+t0=$(date +%s)
 for cfg in "1 rail|rxe0|0|0" "2 equal rails|rxe0,rxe1|0|0" "1 rail (tbf fast)|rxe0|$fast|0" \
     "2 equal rails (tbf fast)|rxe0,rxe1|$fast|$fast" "2 rails 5:1 (tbf)|rxe0,rxe1|$fast|$slow"; do
     label=${cfg%%|*} rest=${cfg#*|}
     devs=${rest%%|*} rest=${rest#*|}
     shape "${rest%%|*}" "${rest#*|}" || { fail=1; continue; }
-    cols=''
+    cols='' pcts=''
     for mode in static adaptive; do
         vals='' known=1
-        for p in $(seq "$passes"); do
-            SR_ENV="SYMRAIL_IB_DEVICES=$devs SYMRAIL_SPRAY=$mode"
-            sr_bench "$w/mr.$p" --sizes 4M --bw-only --time-ms "$sr_ms"
+        for p in $(seq "$mrp"); do
+            SR_ENV="SYMRAIL_IB_DEVICES=$devs SYMRAIL_SPRAY=$mode SYMRAIL_STATS=1"
+            sr_bench "$w/mr.$p" --sizes 4M --put-nbi-only --time-ms "$sr_ms"
             grep -q 'unknown variable SYMRAIL_SPRAY' "$w/mr.$p" && known=0
             vals="$vals $(put_bw "$w/mr.$p")"
         done
+        pct=$(rail1_pct "$w/mr.$mrp")
+        pcts="$pcts${pcts:+/}${pct:-?}"
         # shellcheck disable=SC2086
         m=$(median $vals)
         if [ "$known" = 0 ]; then cols="$cols n/a(${m:-?})"; else cols="$cols ${m:-n/a}"; fi
@@ -201,7 +217,9 @@ for cfg in "1 rail|rxe0|0|0" "2 equal rails|rxe0,rxe1|0|0" "1 rail (tbf fast)|rx
     done
     # shellcheck disable=SC2086
     set -- $cols
-    printf '  %-28s %10s %10s %8s %8s\n' "$label" "$1" "$2" "$(ratio "$one" "$first")" "$(ratio "$one" "$last")"
+    printf '  %-28s %10s %10s %8s %8s %9s\n' "$label" "$1" "$2" "$(ratio "$one" "$first")" \
+        "$(ratio "$one" "$last")" "$pcts"
+    echo "$me: row '$label' done, $(($(date +%s) - t0)) s into the multi-rail part" >&2
 done
 shape 0 0
 say "# n/a(x): this library ignores SYMRAIL_SPRAY (it warned), x is what that run measured"

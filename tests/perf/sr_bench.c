@@ -64,7 +64,7 @@ static int parse_sizes(bench_t *b, const char *list)
 static void usage(FILE *f, const char *argv0)
 {
     fprintf(f, "usage: symrun -n 2 %s [--quick] [--shm | --net [--sizes LIST] [--window N]\n"
-               "       [--time-ms MS] [--target-spin] [--bw-only]]\n"
+               "       [--time-ms MS] [--target-spin] [--bw-only] [--put-nbi-only]]\n"
                "  --quick        fewer sizes and shorter runs, for a smoke test\n"
                "  --net          network mode (the default when symrail_ptr of PE 1 is NULL):\n"
                "                 symmetric buffers on both sides, 64K..4M, perftest-like table\n"
@@ -74,7 +74,9 @@ static void usage(FILE *f, const char *argv0)
                "  --window N     nbi operations per quiet (default: 16 MiB worth, 1..64)\n"
                "  --time-ms MS   time per kernel and size (network mode default 1500, quick 600)\n"
                "  --target-spin  PE 1 busy-polls in user space rather than waiting in symrail\n"
-               "  --bw-only      network mode without the latency table\n",
+               "  --bw-only      network mode without the latency table\n"
+               "  --put-nbi-only network mode, put_nbi bandwidth alone (no other kernel,\n"
+               "                 table or latency): for slow, shaped links\n",
             argv0);
 }
 
@@ -94,6 +96,8 @@ int main(int argc, char **argv)
             b.target_spin = 1;
         } else if (strcmp(argv[i], "--bw-only") == 0) {
             b.bw_only = 1;
+        } else if (strcmp(argv[i], "--put-nbi-only") == 0) {
+            b.bw_only = b.put_nbi_only = 1;
         } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             if (parse_sizes(&b, argv[++i]) != 0) {
                 fprintf(stderr, "sr_bench: --sizes wants sizes up to 16M like 64K,1M\n");

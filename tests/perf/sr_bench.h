@@ -70,6 +70,7 @@ typedef struct {
     int            net;           /* network mode: -1 auto, 0 off, 1 on */
     int            target_spin;   /* network mode: PE 1 busy-polls in user space */
     int            bw_only;       /* network mode: no latency table */
+    int            put_nbi_only;  /* network mode: put_nbi bandwidth alone */
     int            window;        /* nbi operations per quiet */
     int            window_opt;    /* --window, or 0: by NET_WINDOW_BYTES */
     double         time_ms;       /* --time-ms, or 0 */

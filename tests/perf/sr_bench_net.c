@@ -90,12 +90,16 @@ int drive_net(bench_t *b)
     for (int i = 0; i < b->nsizes; i++) {
         size_t n = b->sizes[i];
         kern_fn k[4] = { k_put_nbi, k_put, k_get_nbi, k_get };
+        int nk = b->put_nbi_only ? 1 : 4;
         b->window = net_window(b, n);
         send_cmd(b, CMD_NOP, 0);
-        measure(b, n, k, 4, ns);
+        measure(b, n, k, nk, ns);
         printf("  %7s %6d", fmt_size(n, sz, sizeof(sz)), b->window);
         for (int j = 0; j < 4; j++)
-            print_mbs(n * 1e3 / ns[j]);
+            if (j < nk)
+                print_mbs(n * 1e3 / ns[j]);
+            else
+                printf(" %12s", "-");
         printf("\n");
         fflush(stdout);
     }
@@ -110,6 +114,8 @@ int drive_net(bench_t *b)
            (unsigned long long)(st1.stalls - st0.stalls),
            (unsigned long long)(st1.qp_full - st0.qp_full),
            (unsigned long long)(st1.cq_full - st0.cq_full));
+    if (b->put_nbi_only)
+        return 0;
 
     /* Blocking, so that each transfer starts from the caller's buffer. */
     printf("\n# private (malloc'd) buffers against the heap: blocking put and get, MB/s; "

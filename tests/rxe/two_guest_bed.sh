@@ -10,6 +10,7 @@ SLURM_SBIN=${SLURM_SBIN:-/usr/sbin}
 TG_BED=/tmp/tg-slurm
 SLURM_CONF=$TG_BED/slurm.conf
 export SLURM_CONF
+. "$top_srcdir/tests/slurm/slurm_conf.sh"
 
 tg_log() {
     echo "two-guest bed ($TG_ROLE): $*" >&2
@@ -17,37 +18,23 @@ tg_log() {
 
 # The same file in both guests: nothing in it depends on the guest.
 tg_conf() {
-    cat >"$SLURM_CONF" <<EOF
+    {
+        cat <<EOF
 ClusterName=symrailtg
 SlurmctldHost=ga($TG_A)
 SlurmctldPort=6817
 SlurmdPort=6818
-SlurmUser=root
-SlurmdUser=root
 AuthType=auth/none
 CredType=cred/none
-MailProg=/bin/true
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
 MessageTimeout=30
-StateSaveLocation=$TG_BED/state
-SlurmdSpoolDir=$TG_BED/spool/%n
-TmpFS=$TG_BED/tmp/%n
-SlurmctldPidFile=$TG_BED/run/slurmctld.pid
-SlurmdPidFile=$TG_BED/run/slurmd.%n.pid
 SlurmctldLogFile=$TG_DIR/slurmctld.log
 SlurmdLogFile=$TG_DIR/slurmd.%n.log
 NodeName=ga NodeAddr=$TG_A NodeHostname=ga CPUs=4
 NodeName=gb NodeAddr=$TG_B NodeHostname=gb CPUs=4
 PartitionName=tg Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+        slurm_conf_base "$TG_BED"
+    } >"$SLURM_CONF"
 }
 
 # tg_bed_start: this guest's daemons.  The guest powers off when the suite

@@ -83,34 +83,21 @@ bed_conf() {
     ctlport=$(bed_free_port)
     dport=$ctlport
     while [ "$dport" = "$ctlport" ]; do dport=$(bed_free_port); done
-    cat >"$BED/slurm.conf" <<EOF
+    command -v slurm_conf_base >/dev/null 2>&1 || . "${top_srcdir:-.}/tests/slurm/slurm_conf.sh"
+    {
+        cat <<EOF
 ClusterName=symrailbed
 SlurmctldHost=tbctl($ctl)
 SlurmctldPort=$ctlport
 SlurmdPort=$dport
-SlurmUser=root
-SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$BED/munge/munge.socket.2
-MailProg=/bin/true
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
-StateSaveLocation=$BED/state
-SlurmdSpoolDir=$BED/spool/%n
-TmpFS=$BED/tmp/%n
-SlurmctldPidFile=$BED/run/slurmctld.pid
-SlurmdPidFile=$BED/run/slurmd.%n.pid
 SlurmctldLogFile=$BED/log/slurmctld.log
 SlurmdLogFile=$BED/log/slurmd.%n.log
 EOF
+        slurm_conf_base "$BED"
+    } >"$BED/slurm.conf" || return 1
     for l in "$@"; do
         echo "$l" >>"$BED/slurm.conf"
     done

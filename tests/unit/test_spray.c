@@ -185,6 +185,78 @@ static void test_sim_rails_change(void **state)
     assert_true(r >= 0.9 * 6.0);
 }
 
+/*
+ * Two links of two QPs each (lanes 0-1 on link 0, 2-3 on link 1, as verbs
+ * numbers them with SYMRAIL_IB_QPS_PER_PEER=2), the QPs of a link sharing
+ * it equally while they have data, at the pace of the two-guest bench's
+ * shaped rails (MB/s): 4 MiB operations, each posted whole, then a quiet.
+ * Returns bytes per ns over the second half and link 1's share of bytes.
+ */
+static double sim_links(double bw0, double bw1, double *share1_p)
+{
+    enum { NL = 4, NOPS = 200, PER_OP = 64 };
+    double bw[2] = { bw0, bw1 }, left[NL][PER_OP], now = 1e6, bytes[2] = { 0, 0 }, busy = 0;
+    int head[NL] = { 0 }, tail[NL] = { 0 };
+    uint32_t w[NL] = { 100, 100, 100, 100 };
+    sr_lanes_t lanes = { 0 };
+    sr_spray_t sp;
+    sr_lanes_set(&lanes, w, NL);
+    sr_spray_init(&sp, 32);
+    for (int op = 0; op < NOPS; op++) {
+        double t0 = now;
+        for (int i = 0; i < PER_OP; i++) {
+            int l = sr_spray_pick(&sp, &lanes, 0, -1, SLICE, (uint64_t)now);
+            assert_in_range(l, 0, NL - 1);
+            sr_spray_posted(&sp, l, SLICE, (uint64_t)now);
+            left[l][tail[l]++ % PER_OP] = SLICE;
+            if (op >= NOPS / 2)
+                bytes[l / 2] += SLICE;
+        }
+        for (;;) {
+            int active[2] = { 0, 0 }, next = -1;
+            double dt = 0;
+            for (int l = 0; l < NL; l++)
+                active[l / 2] += head[l] < tail[l];
+            for (int l = 0; l < NL; l++) {
+                if (head[l] == tail[l])
+                    continue;
+                double t = left[l][head[l] % PER_OP] / (bw[l / 2] / active[l / 2]);
+                if (next < 0 || t < dt) {
+                    next = l;
+                    dt = t;
+                }
+            }
+            if (next < 0)
+                break;
+            for (int l = 0; l < NL; l++)
+                if (head[l] < tail[l])
+                    left[l][head[l] % PER_OP] -= dt * bw[l / 2] / active[l / 2];
+            now += dt;
+            head[next]++;
+            sr_spray_done(&sp, next, SLICE, 1, (uint64_t)now + 20000);  /* 20 us to the CQ */
+        }
+        if (op >= NOPS / 2)
+            busy += now - t0;
+        now += 2e6;  /* the quiet's round trip, the next operation's start */
+    }
+    *share1_p = bytes[1] / (bytes[0] + bytes[1]);
+    return (bytes[0] + bytes[1]) / busy;
+}
+
+/* What the two-guest bench's multi-rail rows ask of the chooser itself:
+ * two equal links at 1.9x one or better, evenly split; 5:1 at 0.9x the sum. */
+static void test_sim_shared_links(void **state)
+{
+    (void)state;
+    double share, r = sim_links(5e-3, 5e-3, &share);
+    printf("# 2 links of 2 QPs, 5+5 MB/s: %.2f MB/s, link 1 share %.2f\n", r * 1e3, share);
+    assert_true(r >= 1.9 * 5e-3);
+    assert_true(share > 0.45 && share < 0.55);
+    r = sim_links(5e-3, 1e-3, &share);
+    printf("# 2 links of 2 QPs, 5+1 MB/s: %.2f MB/s, link 1 share %.2f\n", r * 1e3, share);
+    assert_true(r >= 0.9 * 6e-3);
+}
+
 /* Every probe_every-th pick goes to the lane whose estimate is oldest,
  * even when another is predicted faster. */
 static void test_probing(void **state)
@@ -339,6 +411,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sim_table),
         cmocka_unit_test(test_sim_rails_change),
+        cmocka_unit_test(test_sim_shared_links),
         cmocka_unit_test(test_probing),
         cmocka_unit_test(test_down_and_back),
         cmocka_unit_test(test_paused_and_avoid),
