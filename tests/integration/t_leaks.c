@@ -12,11 +12,11 @@
  *
  * The baseline is taken after warm-up (two cycles, or T_WARMUP rounds,
  * default 1000): the first ones load PMIx's plugins, size the allocator's
- * arenas and the library's pools, none of which is a leak.  After it, descriptors and
- * threads must be exactly where they were; mappings may move by
- * T_SLACK_MAPS (default 4: glibc may split or merge an arena's mapping) and
- * resident memory by T_SLACK_KB (default 2048 KiB: malloc keeps freed memory
- * and trims it when it decides to).  A leak of 64 KiB per cycle (a typical
+ * arenas and the library's pools, none of which is a leak.  After it,
+ * descriptors and threads must be exactly where they were; mappings may
+ * move by T_SLACK_MAPS (default 4: glibc may split or merge an arena's
+ * mapping) and resident memory by T_SLACK_KB (default 2048 KiB: malloc
+ * keeps freed memory and trims it when it decides to).  A leak of 64 KiB per cycle (a typical
  * buffer) or 200 bytes per round (a small request) passes both bounds.
  *
  * With T_RDMA_RES=1 (the verbs suite) the PE's own memory registrations
