@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian 12 machine (run as root or with sudo):
 #   scripts/dev.sh demo    install what is missing, build, run the KV-cache demo on 4 PEs
 #   scripts/dev.sh ring    install what is missing, build, run the ring demo on 4 PEs
-#   scripts/dev.sh check   install what is missing, build, run every test (the verbs
+#   scripts/dev.sh check   install what is missing, build, run every test (the unit
+#                          tests and main integration drivers in a sanitizer build, the verbs
 #                          tests in a Soft-RoCE qemu guest, the multi-host and
 #                          Slurm tests in network namespaces included)
 #   scripts/dev.sh deps    only install the Debian packages
@@ -100,7 +101,11 @@ case ${1:-} in
         deps
         build
         rc=0
-        make -j"$JOBS" check || rc=$?
+        # The unit tests and the integration drivers of each layer under
+        # AddressSanitizer and UndefinedBehaviorSanitizer, the rest in the
+        # plain build (Makefile.am: CI_ASAN_DRIVERS).
+        make -j"$JOBS" check-plain || rc=$?
+        make -j"$JOBS" check-asan ASAN_CI=1 || rc=$?
         make check-rxe || rc=$?
         make check-multihost || rc=$?
         make check-slurm || rc=$?

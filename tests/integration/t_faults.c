@@ -124,6 +124,9 @@ static int heap(void)
         printf("ok: the heap ran out after %llu allocations of %zu bytes on every PE, "
                "guard intact, usable again\n", (unsigned long long)k, chunk);
     symrail_free(again);
+    symrail_free(fails);
+    symrail_free(guard);
+    free(src);
     symrail_finalize();
     return 0;
 }

@@ -7,6 +7,8 @@
 
 #include "rails_helpers.h"
 
+#include <malloc.h>
+
 /* ---- ranking on two sockets ---------------------------------------------- */
 
 static void test_bound_package0(void **state)
@@ -217,6 +219,27 @@ static void test_no_topology(void **state)
     expect_rail(&r[1], -1, 0, HDR);
 }
 
+/* This machine's topology is loaded at every init over verbs: loading and
+ * destroying it again must not keep memory (hwloc's pci component kept
+ * about 430 KiB a load).  Under a sanitizer mallinfo2 may count nothing. */
+static void test_machine_reload(void **state)
+{
+    (void)state;
+    size_t base = 0;
+    for (int i = 0; i < 6; i++) {
+        hwloc_topology_t topo;
+        assert_int_equal(sr_rails_topo_load(NULL, &topo), SYMRAIL_OK);
+        assert_true(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU) > 0);
+        hwloc_topology_destroy(topo);
+        size_t inuse = mallinfo2().uordblks;
+        if (i == 1)
+            base = inuse;
+        else if (i > 1 && inuse > base + 64 * 1024)
+            fail_msg("load %d: %zu KiB in use, %zu KiB after the second", i, inuse >> 10,
+                     base >> 10);
+    }
+}
+
 /* Without a NUMA matrix, remote is distance 1 and costs twice local. */
 static void test_no_distance_matrix(void **state)
 {
@@ -406,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_unknown_speed),
         cmocka_unit_test(test_unknown_device),
         cmocka_unit_test(test_no_topology),
+        cmocka_unit_test(test_machine_reload),
         cmocka_unit_test(test_no_distance_matrix),
         cmocka_unit_test(test_single_socket),
         cmocka_unit_test(test_sub_numa),

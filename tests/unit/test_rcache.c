@@ -144,6 +144,10 @@ static void test_overlap_adjacent(void **state)
     sr_rcache_put(rc, b);
     sr_rcache_put(rc, a);
     assert_int_equal(stats().entries, 4);
+    /* The rest needs the hooks (inactive under a sanitizer, whose
+     * allocator frees without them). */
+    if (!sr_memhook_active())
+        skip();
     /* One munmap takes the page shared by a and d: both go, b and c stay. */
     munmap(m + 3 * pg, pg);
     sr_rcache_stats_t s = stats();
@@ -189,7 +193,8 @@ static void test_evict(void **state)
     fk.fail = 0;
     assert_int_equal(stats().bytes, 48 * pg);
     munmap(m, 96 * pg);
-    assert_int_equal(stats().bytes, 0);
+    if (sr_memhook_active())
+        assert_int_equal(stats().bytes, 0);
 }
 
 static void test_free_idle(void **state)
@@ -356,6 +361,8 @@ static void test_idle_hooks(void **state)
 static void test_span(void **state)
 {
     (void)state;
+    if (!sr_memhook_active())
+        skip();
     char *m = pages(8), *other = pages(2);
     sr_rcache_ent_t *a;
     assert_int_equal(sr_rcache_get(rc, m + pg, pg, &a), SYMRAIL_OK);
@@ -376,6 +383,8 @@ static void test_span(void **state)
 static void test_reallocarray(void **state)
 {
     (void)state;
+    if (!sr_memhook_active())
+        skip();
     size_t n = 64 * 1024;
     char *b = malloc(n);
     assert_non_null(b);
