@@ -60,9 +60,9 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     pthread_mutex_init(&ctx->flock, NULL);
     pthread_mutex_init(&ctx->plock, NULL);
     sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 512);
-    if (ctx->qpp < 1 || ctx->qpp > 8 || (ctx->max_wr != 0 && ctx->max_wr < 4) || ctx->depth < 4 || ctx->depth > 65536 ||
-        ctx->slots < 1) {
-        sr_error("verbs: SYMRAIL_IB_QPS_PER_PEER (1..8), SYMRAIL_IB_MAX_WR (>= 4), "
+    if (ctx->qpp < 1 || ctx->qpp > 8 || (ctx->max_wr != 0 && ctx->max_wr < 4) || ctx->depth < 4 ||
+        ctx->depth > 65536 || ctx->slots < 1) {
+        sr_error("verbs: SYMRAIL_IB_QPS_PER_PEER (1..8), SYMRAIL_IB_MAX_WR (0 or >= 4), "
                  "SYMRAIL_IB_NOTIFY_DEPTH (4..65536) or SYMRAIL_NOTIFY_SLOTS (>= 1) out of range");
         st = SYMRAIL_ERR_INVALID;
         goto err;
