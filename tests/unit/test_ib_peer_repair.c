@@ -385,6 +385,28 @@ static void test_a_qp_retries_rnr_a_finite_number_of_times(void **state)
     assert_true(rnr_retry >= 0 && rnr_retry < 7);
 }
 
+/* Within a job too, a repair message names the peer's lane: its rails pair
+ * with ours by reachability (here crosswise) and it may have other numbers
+ * of QPs; a lane with no counterpart names none. */
+static void test_lanes_within_a_job_are_named_by_the_pairing(void **state)
+{
+    (void)state;
+    sr_tl_ctx_t ctx = { .qpp = 2, .nrails = 2 };
+    sr_tl_ep_t ep = { .ctx = &ctx, .conn = 0, .peer_qpp = 2 };
+    ep.peer_rail[0] = 1;
+    ep.peer_rail[1] = 0;
+    assert_int_equal(sr_ib_peer_lane(&ep, 0), 2);
+    assert_int_equal(sr_ib_peer_lane(&ep, 1), 3);
+    assert_int_equal(sr_ib_peer_lane(&ep, 2), 0);
+    assert_int_equal(sr_ib_peer_lane(&ep, 3), 1);
+    ep.peer_qpp = 1;  /* the peer has one QP a rail: our second has no peer */
+    assert_int_equal(sr_ib_peer_lane(&ep, 2), 0);
+    assert_int_equal(sr_ib_peer_lane(&ep, 3), UINT32_MAX);
+    ep.peer_rail[1] = -1;  /* our second rail reaches none of the peer's */
+    assert_int_equal(sr_ib_peer_lane(&ep, 2), UINT32_MAX);
+    assert_int_equal(sr_ib_peer_lane(&ep, 0), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +426,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_qp_retries_rnr_a_finite_number_of_times, setup,
                                         teardown),
+        cmocka_unit_test(test_lanes_within_a_job_are_named_by_the_pairing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

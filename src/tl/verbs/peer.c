@@ -192,10 +192,14 @@ symrail_status_t sr_ib_ep_addr_pack(sr_tl_ep_t *ep, void *buf, size_t *len_p)
 
 uint32_t sr_ib_peer_lane(const sr_tl_ep_t *ep, int l)
 {
+    /* Within a job as between jobs, lane r * qpp + q is connected to the
+     * peer's lane peer_rail[r] * peer_qpp + q (qp.c, sr_ib_connect): the
+     * rails are paired by reachability, not by index, and the two ends may
+     * have other numbers of QPs. */
     uint32_t qpp = ep->ctx->qpp, r = (uint32_t)l / qpp, q = (uint32_t)l % qpp;
-    if (!ep->conn)
-        return (uint32_t)l;  /* within a job both ends number lanes alike */
-    return ep->peer_rail[r] < 0 ? UINT32_MAX : (uint32_t)ep->peer_rail[r] * ep->peer_qpp + q;
+    return ep->peer_rail[r] < 0 || q >= ep->peer_qpp
+               ? UINT32_MAX
+               : (uint32_t)ep->peer_rail[r] * ep->peer_qpp + q;
 }
 
 void sr_ib_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len)

@@ -42,9 +42,10 @@ struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_
                                uint32_t send_wr, struct ibv_srq *srq)
 {
     /* Data QPs put up to 48 bytes inline, notify QPs (those on the shared
-     * receive queue) their 16-byte credit writes: a Soft-RoCE send WQE is
-     * 208 bytes plus the larger of the inline data and the SGEs, rounded up
-     * to a power of two, so 64 bytes inline would double every queue. */
+     * receive queue) only their 16-byte credit writes: a Soft-RoCE send
+     * WQE is 208 bytes plus the larger of the inline data and the SGEs,
+     * rounded up to a power of two, so 64 bytes inline would double every
+     * queue (48 and 16 both keep it at 256). */
     struct ibv_qp_init_attr ia = {
         .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
         .cap = { .max_send_wr = send_wr, .max_recv_wr = srq ? 0 : 1,
@@ -262,6 +263,7 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
     sr_ib_pair_rails(ctx, pe, ras, nr, ctx->params.my_pe <= pe, peer_of);
     for (int r = 0; r < ctx->nrails; r++)
         ep->peer_rail[r] = (int8_t)peer_of[r];
+    ep->peer_qpp = hdr.qpp;
     if (qpp != ctx->qpp || nr != ctx->nrails)
         sr_info("verbs: PE %d has %u rails x %u QPs, we have %d x %u: using %u QPs per pair of "
                 "rails that reach each other", pe, hdr.nrails, hdr.qpp, ctx->nrails, ctx->qpp, qpp);
