@@ -179,6 +179,27 @@ static void test_a_failed_peer_gives_its_window_back(void **state)
     assert_books();
 }
 
+/* A message polled after its peer's notify QP failed (receive and send
+ * completions are not ordered): its buffer was given back with the window,
+ * so the pool gains nothing twice and the dead QP gets no window again. */
+static void test_a_late_message_after_the_window_went_back(void **state)
+{
+    (void)state;
+    ready[nready++] = (struct ibv_wc){ .wr_id = SR_IB_WR_SEND | (2ull << 24) | 0,
+                                       .status = IBV_WC_RETRY_EXC_ERR,
+                                       .qp_num = fnqp[2].qp_num };
+    ctx->nsend_free = 0;
+    sr_ib_npoll(ctx);
+    assert_int_equal(eps[2]->nqp_error, 1);
+    assert_books();
+    uint32_t free1 = ctx->pool_free;
+    arrive(2, 3);
+    sr_ib_npoll(ctx);
+    assert_int_equal(eps[2]->n_limit, eps[2]->n_recv);
+    assert_int_equal(ctx->pool_free, free1);
+    assert_books();
+}
+
 static void test_a_failed_post_is_not_counted_posted(void **state)
 {
     (void)state;
@@ -232,6 +253,7 @@ static void test_a_zcopy_threshold_no_slice_reaches_is_warned(void **state)
     dup2(saved, 2);
     close(saved);
     assert_int_equal(st, SYMRAIL_OK);
+    assert_null(ctx->rcache);  /* nothing is registered for it either */
     sr_ib_rc_fini(ctx);
     char buf[4096] = { 0 };
     rewind(f);
@@ -246,6 +268,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_failed_peer_gives_its_window_back, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_late_message_after_the_window_went_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_post_is_not_counted_posted, setup,
                                         teardown),

@@ -113,8 +113,10 @@ symrail_status_t sr_ib_notify_init(sr_tl_ctx_t *ctx)
         return SYMRAIL_ERR_TRANSPORT;
     }
     ctx->unposted = calloc(ctx->nrecv, sizeof(*ctx->unposted));
-    if (ctx->unposted == NULL)
+    if (ctx->unposted == NULL) {
+        sr_error("verbs: out of memory for the notification queue's %u buffers", ctx->nrecv);
         return SYMRAIL_ERR_NOMEM;
+    }
     for (uint32_t i = 0; i < ctx->nrecv; i++) {
         symrail_status_t st = sr_ib_post_recv(ctx, i);
         if (st != SYMRAIL_OK)
@@ -185,6 +187,16 @@ static void sr_ib_arrived(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, uint32_t i, uint32_t
         sr_error("verbs: out of memory: notification from PE %d lost", pe);
     /* The slot is free again as soon as its content is copied. */
     ep->n_recv++;
+    if (sr_unlikely(ep->nqp_error)) {
+        /* Polled after its QP's failure gave the window back, this buffer
+         * with it (sr_ib_window_drop): it is the pool's already, and the
+         * dead QP gets no window again. */
+        sr_ib_recv_back(ctx, i);
+        ep->n_limit = ep->n_recv;
+        if (internal)
+            ep->n_released++;
+        return;
+    }
     if (sr_ib_repost(ctx, i))
         sr_ib_pool_give(ctx, 1);
     /* A sender past its window broke the rules: it gets the static one. */

@@ -70,10 +70,13 @@ symrail_status_t sr_ib_rc_init(sr_tl_ctx_t *ctx)
     }
     /* Slices are never larger than SYMRAIL_SLICE_SIZE, and the threshold is
      * a slice's length (rma.c). */
-    if (ctx->zcopy_thresh > env->slice_size)
+    if (ctx->zcopy_thresh > env->slice_size) {
+        /* No cache either: a hint would pin buffers no slice uses. */
         sr_warn("verbs: SYMRAIL_IB_ZCOPY_THRESH (%zu) is above SYMRAIL_SLICE_SIZE (%zu): no "
                 "slice reaches it, so private buffers always go through bounce buffers",
                 (size_t)ctx->zcopy_thresh, (size_t)env->slice_size);
+        return SYMRAIL_OK;
+    }
     if (!sr_memhook_active()) {
         sr_info("verbs: private buffers go through bounce buffers: another library interposes "
                 "free or munmap before libsymrail, so its registration cache could not see "
