@@ -82,10 +82,10 @@ static inline void sr_prefetch(const void *p, int write)
  * "avx512-shift-back", "movsb" or "stream". */
 const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
 
-/* For tests and benchmarks: use the vector code `name` ("avx512", "avx512-split"
- * (split loads instead of permutes: what AMD's CPUs take), "avx2", or "movsb" for none; NULL: the best this CPU
- * has), `rep movsb` above
- * 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
+/* For tests and benchmarks: use the vector code `name` ("avx512",
+ * "avx512-split" (split loads instead of permutes: what AMD's Zen 5 takes),
+ * "avx2", or "movsb" for none; NULL: the best this CPU has), `rep movsb`
+ * above 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
  * stores from nt_min bytes (0: the default).  Returns -1, changing
  * nothing, if this CPU lacks it.  Not thread-safe against running copies. */
 int sr_copy_select(const char *name, int movsb, size_t nt_min);

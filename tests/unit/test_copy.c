@@ -216,8 +216,8 @@ static void test_aliasing_backwards(void **state)
         skip();
 }
 
-/* By default an AMD CPU with AVX-512 takes the split-load loops (no
- * permutes; every 16 KiB pair in vectors), an Intel one the permutes. */
+/* By default an AMD Zen 5 (family 0x1A and later) takes the split-load
+ * loops (no permutes), other CPUs with AVX-512 the permutes. */
 static void test_default_per_vendor(void **state)
 {
     (void)state;
@@ -227,6 +227,10 @@ static void test_default_per_vendor(void **state)
     if (!__builtin_cpu_supports("avx512f") || !__get_cpuid(0, &a, &b, &c, &d))
         skip();
     int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
+    if (amd && __get_cpuid(1, &a, &b, &c, &d)) {
+        unsigned family = (a >> 8) & 0xf;
+        amd = (family == 0xf ? family + ((a >> 20) & 0xff) : family) >= 0x1a;
+    }
     sr_copy_select(NULL, 0, 0);
     assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, 4096),
                         amd ? "avx512" : "avx512-shift");
