@@ -80,6 +80,12 @@ summarize() {
                   echo "FAILED: ${log#"$BUILD_DIR"/}" ;;
         esac
     done
+    # A make target that failed without a failing test log (a build that
+    # broke, a suite that never ran) is a failure too.
+    if [ "${1:-0}" -ne 0 ] && [ "$fail" -eq 0 ]; then
+        echo "FAILED: a make target ended with status $1 and no failing test log (see above)"
+        fail=1
+    fi
     echo "$pass passed, $fail failed, $skip skipped"
     [ "$fail" -eq 0 ]
 }
@@ -117,7 +123,7 @@ case ${1:-} in
                 echo "==== $log"; tail -n 60 "$log"
             done
         fi
-        summarize ;;
+        summarize "$rc" ;;
     *)
         echo "usage: $0 demo|ring|check|deps" >&2
         exit 2 ;;

@@ -318,8 +318,9 @@ struct sr_tl_ep {
     uint64_t          hb_sent;         /* ... of our last message to the peer (nlock) */
     /* A connected peer of another job (peer.c): its lanes are its own, made
      * by the offer (first: 0) or by the acceptor (first: 1, whose rails
-     * pair first); up: connected; gone: the peer left (atomic); peer_qpp:
-     * the peer's QPs per rail, which number its lanes. */
+     * pair first); up: connected; gone: the peer left (atomic).  For every
+     * endpoint, peer_qpp: the peer's QPs per rail, which number its lanes
+     * (sr_ib_peer_lane). */
     int               conn, first, up, gone;
     uint32_t          peer_qpp;
 };
@@ -458,9 +459,6 @@ int sr_ib_init_fault(sr_tl_ctx_t *ctx, int step);
 void sr_ib_dev_close(sr_ib_dev_t *dev);
 symrail_status_t sr_ib_find_rails(sr_tl_ctx_t *ctx);
 void sr_ib_weigh_rails(sr_tl_ctx_t *ctx);
-/* Sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of peers with
- * data QPs) and what follows from it. */
-void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 
 /* md.c */
 symrail_status_t sr_ib_scratch_init(sr_tl_ctx_t *ctx);
@@ -478,7 +476,10 @@ void sr_ib_rc_put(sr_tl_ctx_t *ctx, struct sr_rcache_ent *ent);
 void sr_ib_local_hint(sr_tl_ep_t *ep, const void *local, size_t len);
 void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
-/* qp.c */
+/* qp.c; size_queues: sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of the
+ * job's peers with data QPs; connected peers of other jobs get the same
+ * depth) and what follows from it. */
+void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq);
 symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
