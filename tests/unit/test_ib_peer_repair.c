@@ -315,6 +315,25 @@ static void assert_dead(sr_ib_lane_t *lane)
     assert_int_equal(lane->tell_dead, 0);
 }
 
+/* Repairs are counted in a row: a lane that stayed up a good while since
+ * its last repair is repaired again, however many it had before. */
+static void test_repairs_are_forgotten_after_a_good_while(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &A.ep->lanes[0];
+    lane->repairs = SR_IB_MAX_REPAIRS;
+    lane->up_since = sr_time_ns() - 2 * SR_IB_REPAIR_FORGET_NS;
+    sr_ib_lane_fail(A.ep, lane, "retry counter exceeded (test)");
+    pump();
+    assert_connected(&A, 0);
+    assert_int_equal(lane->repairs, 1);
+    /* Up again only just now: the next failures count on from there. */
+    lane->repairs = SR_IB_MAX_REPAIRS;
+    sr_ib_lane_fail(A.ep, lane, "retry counter exceeded (test)");
+    pump();
+    assert_dead(lane);
+}
+
 static void test_a_lane_the_acceptor_gives_up_dies_at_the_peer(void **state)
 {
     (void)state;
@@ -427,6 +446,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_qp_retries_rnr_a_finite_number_of_times, setup,
                                         teardown),
         cmocka_unit_test(test_lanes_within_a_job_are_named_by_the_pairing),
+        cmocka_unit_test_setup_teardown(test_repairs_are_forgotten_after_a_good_while, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,6 +162,9 @@ typedef enum {
 } sr_ib_lane_state_t;
 
 #define SR_IB_MAX_REPAIRS 3
+/* A lane that stayed up this long after a repair starts its count again:
+ * SR_IB_MAX_REPAIRS bounds failures in a row, not over a job's life. */
+#define SR_IB_REPAIR_FORGET_NS (60ull * 1000000000ull)
 
 typedef struct {
     pthread_mutex_t lock;        /* see "Threads" above */
@@ -170,6 +173,7 @@ typedef struct {
     int            down;         /* not usable now (any state but UP) */
     int            state;
     int            repairs;
+    uint64_t       up_since;     /* when a repair last brought it up (0: never) */
     int            refused;      /* down because the peer refused a segment's rkey (seg.c) */
     int            asked;        /* REQUEST sent for this outage */
     uint32_t       peer_qpn;     /* the peer's new QP, once told (0: not yet) */

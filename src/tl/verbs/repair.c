@@ -144,6 +144,8 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[l];
+    if (lane->up_since && sr_time_ns() - lane->up_since > SR_IB_REPAIR_FORGET_NS)
+        lane->repairs = 0;
     if (!lane->refused && ++lane->repairs > SR_IB_MAX_REPAIRS) {
         sr_ib_lane_dead(ep, l, "failed too often");
         return -1;
@@ -177,6 +179,7 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->peer_qpn = 0;
     lane->wc_err = 0;
     lane->peer_psn_ok = 0;
+    lane->up_since = sr_time_ns();
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
     SR_IB_COUNT(ep->ctx->n_repaired, 1);
