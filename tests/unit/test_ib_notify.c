@@ -149,6 +149,17 @@ static void arrive(int pe, uint32_t i)
                                        .byte_len = SR_IB_MSG_HDR + len };
 }
 
+/* pe's notify QP fails: one of our sends to it completes in error. */
+static void nqp_fails(int pe)
+{
+    ready[nready++] = (struct ibv_wc){ .wr_id = SR_IB_WR_SEND | ((uint64_t)pe << 24) | 0,
+                                       .status = IBV_WC_RETRY_EXC_ERR,
+                                       .qp_num = fnqp[pe].qp_num };
+    ctx->nsend_free = 0;
+    sr_ib_npoll(ctx);
+    assert_int_equal(eps[pe]->nqp_error, 1);
+}
+
 static void test_a_failed_peer_gives_its_window_back(void **state)
 {
     (void)state;
@@ -160,13 +171,7 @@ static void test_a_failed_peer_gives_its_window_back(void **state)
     uint64_t window = eps[2]->n_limit - eps[2]->n_recv;
     assert_true(window >= SR_IB_CREDIT_STATIC);
     uint32_t free1 = ctx->pool_free;
-    /* PE 2's notify QP fails: one of our sends to it completes in error. */
-    ready[nready++] = (struct ibv_wc){ .wr_id = SR_IB_WR_SEND | (2ull << 24) | 0,
-                                       .status = IBV_WC_RETRY_EXC_ERR,
-                                       .qp_num = fnqp[2].qp_num };
-    ctx->nsend_free = 0;
-    sr_ib_npoll(ctx);
-    assert_int_equal(eps[2]->nqp_error, 1);
+    nqp_fails(2);
     assert_int_equal(ctx->pool_free, free1 + window);
     assert_true(ctx->pool_free > free0);
     assert_books();
@@ -185,12 +190,7 @@ static void test_a_failed_peer_gives_its_window_back(void **state)
 static void test_a_late_message_after_the_window_went_back(void **state)
 {
     (void)state;
-    ready[nready++] = (struct ibv_wc){ .wr_id = SR_IB_WR_SEND | (2ull << 24) | 0,
-                                       .status = IBV_WC_RETRY_EXC_ERR,
-                                       .qp_num = fnqp[2].qp_num };
-    ctx->nsend_free = 0;
-    sr_ib_npoll(ctx);
-    assert_int_equal(eps[2]->nqp_error, 1);
+    nqp_fails(2);
     assert_books();
     uint32_t free1 = ctx->pool_free;
     arrive(2, 3);

@@ -6,15 +6,23 @@
 
 #include <arpa/inet.h>
 
-symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, uint32_t i)
+/* 0, or the errno of ibv_post_srq_recv (the callers log it: once for a
+ * buffer that is posted again at every poll until it goes). */
+static int sr_ib_post_recv_rc(sr_tl_ctx_t *ctx, uint32_t i)
 {
     sr_ib_dev_t *dev = ctx->rails[0].dev;
     struct ibv_sge sge = { .addr = (uintptr_t)sr_ib_slot(ctx->recv_slots, i),
                            .length = SR_IB_MSG_SIZE, .lkey = dev->scratch_mr->lkey };
     struct ibv_recv_wr wr = { .wr_id = SR_IB_WR_RECV | i, .sg_list = &sge, .num_sge = 1 }, *bad;
-    int rc = ibv_post_srq_recv(ctx->srq, &wr, &bad);
+    return ibv_post_srq_recv(ctx->srq, &wr, &bad);
+}
+
+symrail_status_t sr_ib_post_recv(sr_tl_ctx_t *ctx, uint32_t i)
+{
+    int rc = sr_ib_post_recv_rc(ctx, i);
     if (rc != 0) {
-        sr_error("verbs: ibv_post_srq_recv on %s failed: %s", dev->name, strerror(rc));
+        sr_error("verbs: ibv_post_srq_recv on %s failed: %s", ctx->rails[0].dev->name,
+                 strerror(rc));
         return SYMRAIL_ERR_TRANSPORT;
     }
     return SYMRAIL_OK;
@@ -37,8 +45,13 @@ static void sr_ib_pool_give(sr_tl_ctx_t *ctx, uint32_t n)
  */
 static int sr_ib_repost(sr_tl_ctx_t *ctx, uint32_t i)
 {
-    if (sr_ib_post_recv(ctx, i) == SYMRAIL_OK)
+    int rc = sr_ib_post_recv_rc(ctx, i);
+    if (rc == 0)
         return 1;
+    if (ctx->nunposted == 0)
+        sr_error("verbs: ibv_post_srq_recv on %s failed: %s; the notification buffers it did "
+                 "not take are posted again at every poll", ctx->rails[0].dev->name,
+                 strerror(rc));
     ctx->unposted[ctx->nunposted++] = i;  /* each buffer at most once: never past nrecv */
     return 0;
 }
@@ -60,10 +73,12 @@ static void sr_ib_repost_owed(sr_tl_ctx_t *ctx)
 {
     while (ctx->nunposted > 0) {
         uint32_t i = ctx->unposted[ctx->nunposted - 1];
-        if (sr_ib_post_recv(ctx, i) != SYMRAIL_OK)
+        if (sr_ib_post_recv_rc(ctx, i) != 0)
             return;
         ctx->nunposted--;
         sr_ib_pool_give(ctx, 1);
+        if (ctx->nunposted == 0)
+            sr_info("verbs: every notification buffer is posted again");
     }
 }
 
