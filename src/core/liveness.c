@@ -154,9 +154,16 @@ int sr_peer_gone_soon(int pe)
     uint64_t window = sr_rt.env.op_timeout ? sr_rt.env.op_timeout * 1000000ull : 1000000000ull;
     if (last && now - last < window)
         return sr_peer_alive(pe, now) == SYMRAIL_ERR_PEER_GONE;
-    for (int i = 0; i < 40; i++) {
+    /* A quarter of the timeout, between 200 ms and 1 s: on a loaded
+     * machine the last lane of a killed remote peer took more than 200 ms
+     * to be seen closed (t_peerfail inflight fadd over TCP). */
+    uint64_t moment = window / 4;
+    moment = moment < 200000000ull ? 200000000ull : moment > 1000000000ull ? 1000000000ull : moment;
+    for (uint64_t end = now + moment;;) {
         if (sr_peer_alive(pe, sr_time_ns()) == SYMRAIL_ERR_PEER_GONE)
             return 1;
+        if (sr_time_ns() >= end)
+            break;
         struct timespec ts = { 0, 5 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
