@@ -19,10 +19,21 @@ shm_left() {
     ls /dev/shm 2>/dev/null | grep -c "^symrail-symrun-$1-" || true
 }
 
+# T_CASES=REGEX runs only the cases whose names match (extended regex), to
+# look at one again; a count_case after a case left out is left out too.
+t_left_out() {
+    [ -n "${T_CASES:-}" ] && ! printf '%s\n' "$1" | grep -Eq -- "$T_CASES"
+}
+
 # run_case NAME WANT_RC GREP_PATTERN_OR_EMPTY CMD...
 run_case() {
     name=$1 want=$2 pattern=$3
     shift 3
+    t_skipped=0
+    if t_left_out "$name"; then
+        t_skipped=1
+        return 0
+    fi
     "$@" >"$outdir/out" 2>&1 &
     pid=$!
     wait $pid
@@ -53,6 +64,7 @@ run_case() {
 # count_case NAME N PATTERN: the output of the last case has N lines that
 # match PATTERN.
 count_case() {
+    [ "${t_skipped:-0}" = 0 ] || return 0
     got=$(grep -Ec -- "$3" "$outdir/out" || true)
     if [ "$got" -eq "$2" ]; then
         echo "PASS: $1"

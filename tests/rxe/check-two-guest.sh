@@ -11,4 +11,6 @@ cd "$top_builddir" || exit 1
 SYMRAIL_RXE_SHARE="$top_srcdir:$top_builddir" exec sh "$top_srcdir/tests/rxe/run-two-vms.sh" \
     --rails 2 --mem "${SYMRAIL_RXE_2VM_MEM:-1024}" --timeout "${SYMRAIL_RXE_2VM_TIMEOUT:-600}" \
     --env top_builddir="$top_builddir" --env top_srcdir="$top_srcdir" \
+    ${T_CASES:+--env T_CASES="$T_CASES"} ${TG_RAIL_DOWN_RUNS:+--env TG_RAIL_DOWN_RUNS="$TG_RAIL_DOWN_RUNS"} \
+    ${TG_RAIL_DOWN_AFTER:+--env TG_RAIL_DOWN_AFTER="$TG_RAIL_DOWN_AFTER"} \
     -- sh "$top_srcdir/tests/rxe/two_guest_suite.sh"

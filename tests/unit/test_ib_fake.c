@@ -481,6 +481,57 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
 }
 
+/* A lane whose device neither completes nor fails what it was given (rxe
+ * whose netdev went down did so): a look at the peer once stall_ns has
+ * passed with a signalled WR waiting and nothing completed breaks the lane
+ * as the QP's own retries would have, and the put behind it fails to the
+ * core, which sends it elsewhere.  A lane that completes something between
+ * looks, or holds only unsignalled WRs (puts complete at post), is left
+ * alone however long it waits. */
+static void test_stalled_lane_breaks(void **state)
+{
+    (void)state;
+    ctx->stall_ns = 1000000000ull;
+    sr_ib_lane_t *stuck = &ep->lanes[0], *slow = &ep->lanes[1], *idle = &ep->lanes[2];
+    tcomp_t c0, c1;
+    tcomp_init(&c0);
+    tcomp_init(&c1);
+    uint64_t *v = (uint64_t *)(void *)ctx->scratch;  /* registered: read in place */
+    assert_int_equal(sr_ib_get(ep, 0, &v[0], 0, 0, 8, &c0.comp), SR_TL_INPROGRESS);
+    assert_int_equal(sr_ib_get(ep, 1, &v[1], 0, 8, 8, &c1.comp), SR_TL_INPROGRESS);
+    put8(2, 16);
+    sr_ib_ep_post_end(ep);
+    assert_true(stuck->sig_seq > stuck->sq_done);
+    assert_int_equal(idle->sig_seq, idle->sq_done);
+    assert_int_equal(sr_tl_verbs_ops.ep_check(ep), SYMRAIL_OK);  /* the watch starts */
+    assert_int_equal(stuck->down, 0);
+    /* Lane 1 completes its get and takes another; then a stall's time passes. */
+    complete_lane(1, IBV_WC_SUCCESS);
+    progress();
+    assert_int_equal(c1.calls, 1);
+    assert_int_equal(sr_ib_get(ep, 1, &v[1], 0, 8, 8, &c1.comp), SR_TL_INPROGRESS);
+    for (int l = 0; l < NLANES; l++)
+        ep->lanes[l].watch_since -= 2 * ctx->stall_ns;
+    assert_int_equal(sr_tl_verbs_ops.ep_check(ep), SYMRAIL_OK);
+    assert_int_equal(stuck->down, 1);
+    assert_int_equal(stuck->state, SR_IB_LANE_DRAIN);
+    assert_int_equal(slow->down, 0);  /* it completed since the last look */
+    assert_int_equal(idle->down, 0);  /* nothing of it waits for a completion */
+    /* In error, the QP flushes the get: not kept for the PSN (the peer may
+     * never answer), it fails to the core. */
+    complete_lane(0, IBV_WC_WR_FLUSH_ERR);
+    progress();
+    assert_int_equal(c0.calls, 1);
+    assert_int_equal(c0.status, SYMRAIL_ERR_TRANSPORT);
+    assert_null(stuck->limbo_head);
+    assert_int_equal(stuck->outstanding, 0);
+    /* Off: stall_ns 0 never breaks a lane. */
+    ctx->stall_ns = 0;
+    slow->watch_since -= 100000000000ull;
+    assert_int_equal(sr_tl_verbs_ops.ep_check(ep), SYMRAIL_OK);
+    assert_int_equal(slow->down, 0);
+}
+
 /* Every kind of both widths, built from fetch-add and compare-swap on the
  * 8-byte word, against a model: with another NIC changing the word before
  * each operation (so the first guess is wrong), the result is the value
@@ -701,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_atomics_caught_in_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_stalled_lane_breaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
         cmocka_unit_test(test_queue_sizing),

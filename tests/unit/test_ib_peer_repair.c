@@ -18,6 +18,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,9 +60,12 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_
 }
 
 static int rnr_retry = -1;  /* what the last move to RTS set */
+static int rtr_fails;       /* a move to RTR fails: the peer is not reached */
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
+    if (a->qp_state == IBV_QPS_RTR && rtr_fails)
+        return errno = ENETUNREACH;
     if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
         dest_of[qp->qp_num] = a->dest_qp_num;
     if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_RNR_RETRY))
@@ -176,7 +180,7 @@ static void link_lanes(void)
 static int setup(void **state)
 {
     (void)state;
-    nqps = nqueue = refuse_next = break_next = 0;
+    nqps = nqueue = refuse_next = break_next = rtr_fails = 0;
     memset(dest_of, 0, sizeof(dest_of));
     end_make(&A, 1, 2, 1);
     end_make(&B, 0, 1, 2);
@@ -407,6 +411,40 @@ static void test_a_qp_retries_rnr_a_finite_number_of_times(void **state)
 /* Within a job too, a repair message names the peer's lane: its rails pair
  * with ours by reachability (here crosswise) and it may have other numbers
  * of QPs; a lane with no counterpart names none. */
+/* Two QPs a rail at both ends. */
+static int setup_two_qps(void **state)
+{
+    (void)state;
+    nqps = nqueue = refuse_next = break_next = rtr_fails = 0;
+    memset(dest_of, 0, sizeof(dest_of));
+    end_make(&A, 1, 2, 2);
+    end_make(&B, 0, 2, 2);
+    link_lanes();
+    return 0;
+}
+
+/* A rail that stopped reaching the peer (its link went down): one lane of
+ * it fails and cannot be connected again.  The rail's other lane to that
+ * peer, up and idle or waiting for a completion that will never come, is
+ * broken at once and given up the same way, not after a stall of its own;
+ * the other rail's lanes are untouched. */
+static void test_a_rail_that_cannot_reach_the_peer_is_given_up_whole(void **state)
+{
+    (void)state;
+    rtr_fails = 1;
+    sr_ib_lane_fail(A.ep, &A.ep->lanes[0], "retry counter exceeded (test)");
+    pump();
+    for (int l = 0; l < 2; l++) {
+        assert_dead(&A.ep->lanes[l]);
+        assert_dead(peer_of(&A, l));
+    }
+    rtr_fails = 0;
+    assert_connected(&A, 2);
+    assert_connected(&A, 3);
+    assert_int_equal(A.ctx->repairs_pending, 0);
+    assert_int_equal(B.ctx->repairs_pending, 0);
+}
+
 static void test_lanes_within_a_job_are_named_by_the_pairing(void **state)
 {
     (void)state;
@@ -446,6 +484,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_qp_retries_rnr_a_finite_number_of_times, setup,
                                         teardown),
         cmocka_unit_test(test_lanes_within_a_job_are_named_by_the_pairing),
+        cmocka_unit_test_setup_teardown(test_a_rail_that_cannot_reach_the_peer_is_given_up_whole,
+                                        setup_two_qps, teardown),
         cmocka_unit_test_setup_teardown(test_repairs_are_forgotten_after_a_good_while, setup,
                                         teardown),
     };

@@ -110,6 +110,10 @@
  * data lanes take no receives, so an RNR is an accounting slip that must
  * fail the QP (logged) rather than stall its sender for good. */
 #define SR_IB_QP_RNR_RETRY 6
+/* A lane waiting this long for a completion breaks (iface.c,
+ * sr_ib_lane_watch): a quarter of SYMRAIL_OP_TIMEOUT within these bounds. */
+#define SR_IB_STALL_MIN_NS (4ull * 1000000000ull)
+#define SR_IB_STALL_MAX_NS (30ull * 1000000000ull)
 
 /* wr_id of notify-channel work requests: kind in the top bits. */
 #define SR_IB_WR_RECV   (1ull << 62)
@@ -213,6 +217,9 @@ typedef struct {
     uint32_t       rq_psn, peer_psn;
     int            rq_psn_ok, peer_psn_ok;
     int            wc_err;
+    /* The stall watch (iface.c, sr_ib_lane_watch): sq_done when last
+     * looked at, and since when a signalled WR has waited with it so. */
+    uint64_t       watch_done, watch_since;
     /* Puts of other lanes replayed here (flock): a flush of those lanes
      * waits here up to replay_seq. */
     uint32_t       replay_orig;
@@ -327,6 +334,10 @@ struct sr_tl_ep {
      * (sr_ib_peer_lane). */
     int               conn, first, up, gone;
     uint32_t          peer_qpp;
+    /* Rails (bits) on which a lane's reconnect failed: the peer is not
+     * reached there, so the rail's other lanes to it are broken too, at
+     * once, not each after its own stall (repair.c; atomic). */
+    uint32_t          rails_cut;
 };
 
 /* A flush waiting for the lanes of ep to reach target. */
@@ -384,6 +395,7 @@ struct sr_tl_ctx {
     int             replays;       /* some endpoint has puts to post again */
     uint64_t        hb_ns;         /* heartbeat interval; 0: none */
     uint64_t        limbo_ns;      /* how long a limbo waits for its PSN; 0: no limit */
+    uint64_t        stall_ns;      /* a lane with no completion this long fails (iface.c) */
 
     /* Notify channel, shared with the progress thread. */
     pthread_mutex_t nlock;

@@ -53,6 +53,14 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
     if (params->env->op_timeout && params->env->op_timeout * 1000000ull / 4 < ctx->hb_ns)
         ctx->hb_ns = params->env->op_timeout * 1000000ull / 4;
     ctx->limbo_ns = params->env->op_timeout * 1000000ull / 2;
+    /* Past the QP's own retries (SR_IB_QP_TIMEOUT x SR_IB_QP_RETRY, about
+     * 2 s), and before the operation timeout: a quarter of it, 4..30 s. */
+    ctx->stall_ns = params->env->op_timeout ? params->env->op_timeout * 1000000ull / 4
+                                            : SR_IB_STALL_MAX_NS;
+    if (ctx->stall_ns < SR_IB_STALL_MIN_NS)
+        ctx->stall_ns = SR_IB_STALL_MIN_NS;
+    if (ctx->stall_ns > SR_IB_STALL_MAX_NS)
+        ctx->stall_ns = SR_IB_STALL_MAX_NS;
     ctx->max_inline = -1;
     ctx->wake_pipe[0] = ctx->wake_pipe[1] = -1;
     pthread_mutex_init(&ctx->nlock, NULL);
@@ -284,22 +292,56 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
     return total;
 }
 
+/*
+ * A lane that waits for a completion that never comes.  The QP's own
+ * retries end in an error completion when the peer stops answering; a
+ * device can also stop sending without one (rxe, whose sending netdev went
+ * down, has been seen to keep a QP's requests neither sent nor failed:
+ * the put or get behind them waited for SYMRAIL_OP_TIMEOUT while the
+ * other rail worked).  A signalled WR outstanding with nothing completed
+ * on the lane for stall_ns breaks the lane as an error completion would:
+ * it is repaired, or given up, and its work goes again or elsewhere.
+ * Unsignalled WRs alone wait for nothing (a put completed at post), and a
+ * lane under repair has its own bounds.  Lane lock held.
+ */
+static void sr_ib_lane_watch(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now)
+{
+    uint64_t done = SR_IB_LOAD(lane->sq_done);
+    if (ep->ctx->stall_ns == 0 || lane->down || SR_IB_LOAD(lane->sig_seq) <= done || done != lane->watch_done ||
+        lane->watch_since == 0) {
+        lane->watch_done = done;
+        lane->watch_since = now;
+        return;
+    }
+    if (now - lane->watch_since < ep->ctx->stall_ns)
+        return;
+    char why[96];
+    snprintf(why, sizeof(why), "no completion for %llu ms",
+             (unsigned long long)((now - lane->watch_since) / 1000000ull));
+    lane->watch_since = 0;
+    if (lane->wc_err == 0)
+        lane->wc_err = IBV_WC_RETRY_EXC_ERR;  /* as the QP's own retries would end */
+    sr_ib_lane_fail(ep, lane, why);
+}
+
 static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
 {
     if (ep->local && ep->pe != ep->ctx->params.my_pe && ep->pid > 0 && sr_pid_gone(ep->pid))
         return SYMRAIL_ERR_PEER_GONE;
-    /* A connected peer is there until its other endpoint says otherwise
-     * (disconnect), whatever its lanes are doing. */
-    if (ep->conn)
-        return SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
     /* Lanes under repair still count: the peer may well be alive. */
     symrail_status_t st = SYMRAIL_ERR_PEER_GONE;
-    for (int l = 0; l < ep->nlanes && st != SYMRAIL_OK; l++) {
+    uint64_t now = sr_time_ns();
+    for (int l = 0; l < ep->nlanes; l++) {
         sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
+        sr_ib_lane_watch(ep, &ep->lanes[l], now);
         if (ep->lanes[l].state != SR_IB_LANE_DEAD)
             st = SYMRAIL_OK;
         sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);
     }
+    /* A connected peer is there until its other endpoint says otherwise
+     * (disconnect), whatever its lanes are doing. */
+    if (ep->conn)
+        return SR_IB_LOAD(ep->gone) ? SYMRAIL_ERR_PEER_GONE : SYMRAIL_OK;
     return st;
 }
 

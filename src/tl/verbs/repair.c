@@ -137,6 +137,16 @@ static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
     sr_ib_tell_dead(ep, l);
 }
 
+/* Lane l could not be connected again: its rail does not reach the peer,
+ * and the rail's other lanes to it will fail too, each after its own
+ * stall; the next repair pass breaks them (sr_ib_repair_lane). */
+static void sr_ib_rail_cut(sr_tl_ep_t *ep, int l)
+{
+    int r = (int)(ep->lanes[l].rail - ep->ctx->rails);
+    __atomic_fetch_or(&ep->rails_cut, 1u << r, __ATOMIC_RELAXED);
+    SR_IB_STORE(ep->ctx->repairs_pending, 1);
+}
+
 static void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
 
 /* Replaces a drained lane's QP; connects it when the peer's number is known. */
@@ -163,6 +173,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
         int r = (int)(lane->rail - ctx->rails);
         if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], rqpn, ep->pe) != SYMRAIL_OK) {
             sr_ib_lane_dead(ep, l, "reconnect failed");
+            sr_ib_rail_cut(ep, l);
             return -1;
         }
         sr_ib_lane_connected(lane, &ep->rail_addr[r]);
@@ -180,6 +191,7 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->wc_err = 0;
     lane->peer_psn_ok = 0;
     lane->up_since = sr_time_ns();
+    __atomic_fetch_and(&ep->rails_cut, ~(1u << (lane->rail - ep->ctx->rails)), __ATOMIC_RELAXED);
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
     SR_IB_COUNT(ep->ctx->n_repaired, 1);
@@ -226,6 +238,11 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     sr_ib_lane_t *lane = &ep->lanes[l];
     if (lane->state == SR_IB_LANE_DEAD)
         return lane->tell_dead && !sr_ib_tell_dead(ep, l);
+    if (lane->state == SR_IB_LANE_UP &&
+        (SR_IB_LOAD(ep->rails_cut) >> (lane->rail - ctx->rails) & 1)) {
+        sr_ib_lane_fail(ep, lane, "another lane of its rail cannot reach the peer");
+        return 1;
+    }
     if (lane->state == SR_IB_LANE_UP) {
         /* A RECONNECT repeated after we answered: answer again. */
         if (lane->ack_owed && sr_ib_ctl_send(ep, SR_IB_CTL_ACK, l, lane->qp->qp_num))
@@ -339,6 +356,7 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
                 sr_ib_lane_up(ep, (int)c.lane);
             } else {
                 sr_ib_lane_dead(ep, (int)c.lane, "reconnect failed");
+                sr_ib_rail_cut(ep, (int)c.lane);
             }
         }
         break;
