@@ -144,6 +144,7 @@ typedef struct {
     uint32_t       prefix_bits;  /* RoCE over IPv4: netmask length of its address; 0 unknown */
     uint32_t       weight;
     uint64_t       speed_mbps;
+    uint32_t       left_out;     /* PEs it did not reach at connect (qp.c) */
 } sr_ib_rail_t;
 
 /*

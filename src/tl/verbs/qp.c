@@ -75,8 +75,11 @@ struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_
     return qp;
 }
 
-symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
-                                  const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe)
+/* Moves qp to RTR and RTS towards the peer's QP rqpn; 0, or the errno of
+ * the step that failed, named in *step_p. */
+static int sr_ib_qp_move(struct ibv_qp *qp, const sr_ib_rail_t *rail,
+                         const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe,
+                         const char **step_p)
 {
     enum ibv_mtu mtu = (enum ibv_mtu)(rail->mtu < ra->mtu ? rail->mtu : ra->mtu);
     if (rail->mtu != ra->mtu)
@@ -94,12 +97,13 @@ symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
         a.ah_attr.grh.sgid_index = (uint8_t)rail->gid_index;
         a.ah_attr.grh.hop_limit = 64;
     }
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER) != 0) {
-        sr_error("verbs: QP %u to RTR (peer PE %d QP %u on %s) failed: %m", qp->qp_num, pe, rqpn,
-                 ra->dev);
-        return SYMRAIL_ERR_TRANSPORT;
+    /* rdma-core returns the errno (and may leave errno itself alone). */
+    int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (rc != 0) {
+        *step_p = "RTR";
+        return rc > 0 ? rc : errno ? errno : EINVAL;
     }
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTS;
@@ -108,12 +112,25 @@ symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
     a.rnr_retry = SR_IB_QP_RNR_RETRY;
     a.sq_psn = sr_ib_psn(qp->qp_num);
     a.max_rd_atomic = 16;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
-        sr_error("verbs: QP %u to RTS (peer PE %d) failed: %m", qp->qp_num, pe);
-        return SYMRAIL_ERR_TRANSPORT;
+    rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc != 0) {
+        *step_p = "RTS";
+        return rc > 0 ? rc : errno ? errno : EINVAL;
     }
-    return SYMRAIL_OK;
+    return 0;
+}
+
+symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
+                                  const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe)
+{
+    const char *step = "";
+    int err = sr_ib_qp_move(qp, rail, ra, rqpn, pe, &step);
+    if (err == 0)
+        return SYMRAIL_OK;
+    sr_error("verbs: QP %u to %s (peer PE %d QP %u on %s) failed: %s", qp->qp_num, step, pe,
+             rqpn, ra->dev, strerror(err));
+    return SYMRAIL_ERR_TRANSPORT;
 }
 
 void sr_ib_rail_addr_fill(const sr_ib_rail_t *rail, sr_ib_rail_addr_t *ra_p)
@@ -235,6 +252,37 @@ void sr_ib_pair_rails(sr_tl_ctx_t *ctx, int pe, const sr_ib_rail_addr_t *ras, in
                  ctx->rails[r].port, pe, peer_of[r] >= 0 ? ras[peer_of[r]].dev : "(none)");
 }
 
+/*
+ * A rail that reached the peer when the rails were found (its port was
+ * active) and does not now (its link went down since: a move to RTR fails,
+ * ENETUNREACH on RoCE) is left out for that peer, its lanes given up as a
+ * repair gives a lane up, and the job goes on over the other rails.  The
+ * peer, whose end of these lanes may well have connected, is told once the
+ * wireup is over (a repair pass: sr_ib_tell_dead), so that its slices on
+ * them go elsewhere at once.
+ */
+static void sr_ib_rail_left_out(sr_tl_ep_t *ep, int r, uint32_t qpp, uint32_t qpn,
+                                const char *step, int err)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_rail_t *rail = &ctx->rails[r];
+    for (uint32_t q = 0; q < ctx->qpp; q++) {
+        sr_ib_lane_t *lane = &ep->lanes[r * ctx->qpp + q];
+        lane->down = 1;
+        lane->state = SR_IB_LANE_DEAD;
+        lane->tell_dead = q < qpp && ep->pe != ctx->params.my_pe;
+    }
+    SR_IB_STORE(ctx->repairs_pending, 1);
+    /* One line for the rail, the cause with it; the other peers: debug. */
+    if (rail->left_out++ == 0)
+        sr_warn("verbs: rail %s:%d does not reach PE %d now (QP %u to %s failed: %s): left out "
+                "for it, and for any other PE it does not reach; the job goes on over the "
+                "other rails", rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
+    else
+        sr_debug("verbs: rail %s:%d left out for PE %d too (QP %u to %s failed: %s)",
+                 rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
+}
+
 symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_t len,
                                sr_tl_ep_t **ep_p)
 {
@@ -293,18 +341,28 @@ symrail_status_t sr_ib_connect(sr_tl_ctx_t *ctx, int pe, const void *addr, size_
         ep->rail_addr[r] = ra;
         for (uint32_t g = 0; g < SR_IB_MAX_REGIONS; g++)
             ep->rkey[r][g] = ra.rkey[g];
-        for (uint32_t q = 0; q < qpp; q++) {
+        int err = 0;
+        for (uint32_t q = 0; q < qpp && err == 0; q++) {
             uint32_t rqpn;
             memcpy(&rqpn, row + (pr * hdr.qpp + q) * sizeof(uint32_t), 4);
             sr_ib_lane_t *lane = &ep->lanes[r * ctx->qpp + q];
             lane->rqpn = rqpn;
-            symrail_status_t st = sr_ib_qp_connect(lane->qp, lane->rail, &ra, rqpn, pe);
-            if (st != SYMRAIL_OK) {
+            const char *step = "";
+            err = sr_ib_qp_move(lane->qp, lane->rail, &ra, rqpn, pe, &step);
+            if (err == 0) {
+                sr_ib_lane_connected(lane, &ra);
+            } else if (r == 0) {
+                sr_error("verbs: QP %u to %s (peer PE %d QP %u on %s) failed: %s; the "
+                         "notification channel to PE %d runs on this rail: no verbs to it",
+                         lane->qp->qp_num, step, pe, rqpn, ra.dev, strerror(err), pe);
                 free(ep);
-                return st;
+                return SYMRAIL_ERR_TRANSPORT;
+            } else {
+                sr_ib_rail_left_out(ep, r, qpp, lane->qp->qp_num, step, err);
             }
-            sr_ib_lane_connected(lane, &ra);
         }
+        if (err != 0)
+            continue;
         if (r == 0) {
             uint32_t nqpn;
             memcpy(&nqpn, row + hdr.nrails * hdr.qpp * sizeof(uint32_t), 4);

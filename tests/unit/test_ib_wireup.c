@@ -1,0 +1,270 @@
+/*
+ * Connecting two PEs of one job over verbs (sr_ib_addr_pack, sr_ib_connect)
+ * without a device: two verbs contexts in one process, PE 0 and PE 1, two
+ * rails each, QPs made and moved by the fakes below, the notify QP's sends
+ * caught and handed to the other context as its progress would.  A rail
+ * whose link went down between finding the rails and connecting (its move
+ * to RTR fails, as rxe's does with ENETUNREACH) is left out for that peer:
+ * the connect succeeds over the other rail, the lanes there are connected
+ * to the peer's, the lost rail's lanes weigh nothing, and after the wireup
+ * the peer is told, so that its end of those lanes is given up at once
+ * rather than after its own retries.  The rail of the notify channel
+ * cannot be left out: then the connect fails, saying why.  A PE connected
+ * to itself (atomics through the NIC) tells nobody.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "tl/verbs/ib.h"
+
+#define NQPS 64
+
+/* ---- the fake device ---- */
+
+static struct ibv_context fctx;
+static struct ibv_qp qps[NQPS];
+static uint32_t dest_of[100 + NQPS];  /* by qp_num: the peer QP of its RTR */
+static int nqps;
+static int fail_port;                 /* moves to RTR on this port fail */
+static uint8_t sent[8][SR_IB_MSG_SIZE];
+static int nsent;
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    (void)qp, (void)bad;
+    assert_true(nsent < 8);
+    assert_int_equal(wr->opcode, IBV_WR_SEND_WITH_IMM);
+    memcpy(sent[nsent++], (void *)(uintptr_t)wr->sg_list[0].addr, wr->sg_list[0].length);
+    return 0;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
+{
+    (void)pd, (void)ia;
+    assert_true(nqps < NQPS);
+    struct ibv_qp *qp = &qps[nqps];
+    qp->qp_num = 100 + (uint32_t)nqps++;
+    qp->context = &fctx;
+    return qp;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+    (void)qp;
+    return 0;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    if (a->qp_state == IBV_QPS_RTR && a->ah_attr.port_num == fail_port)
+        return errno = ENETUNREACH;
+    if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
+        dest_of[qp->qp_num] = a->dest_qp_num;
+    return 0;
+}
+
+/* ---- two PEs ---- */
+
+#define NRAILS 2
+#define QPP    2
+
+static const uint8_t is_local[2] = { 0, 0 };
+static struct ibv_mr fmr;
+
+typedef struct {
+    sr_tl_ctx_t *ctx;
+    sr_tl_ep_t  *eps[2];
+    uint64_t     credits[4];
+    uint8_t      use[2];
+    struct ibv_qp *nqps[2];
+    char         slot[SR_IB_MSG_SIZE];
+} pe_t;
+
+static pe_t P[2];
+
+static void pe_make(pe_t *p, int me)
+{
+    sr_tl_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    assert_non_null(ctx);
+    memset(p, 0, sizeof(*p));
+    ctx->params.my_pe = me;
+    ctx->params.n_pes = 2;
+    ctx->params.is_local = is_local;
+    ctx->max_wr = 8;
+    ctx->qpp = QPP;
+    ctx->depth = 64;
+    ctx->slots = 32;
+    ctx->window0 = 16;
+    ctx->ndevs = 1;
+    snprintf(ctx->devs[0].name, sizeof(ctx->devs[0].name), "fake0");
+    ctx->devs[0].scratch_mr = &fmr;
+    ctx->nrails = NRAILS;
+    for (int r = 0; r < NRAILS; r++) {
+        ctx->rails[r].dev = &ctx->devs[0];
+        ctx->rails[r].port = 1 + r;
+        ctx->rails[r].mtu = IBV_MTU_1024;
+        ctx->rails[r].weight = 1;
+    }
+    size_t nl = 2 * NRAILS * QPP;
+    ctx->lanes = calloc(nl, sizeof(*ctx->lanes));
+    assert_non_null(ctx->lanes);
+    for (size_t l = 0; l < nl; l++) {
+        ctx->lanes[l].rail = &ctx->rails[(l / QPP) % NRAILS];
+        ctx->lanes[l].qp = ibv_create_qp(NULL, NULL);
+        pthread_mutex_init(&ctx->lanes[l].lock, NULL);
+    }
+    for (int pe = 0; pe < 2; pe++)
+        p->nqps[pe] = ibv_create_qp(NULL, NULL);
+    p->use[0] = p->use[1] = 1;
+    ctx->use = p->use;
+    ctx->nqps = p->nqps;
+    ctx->credits = p->credits;
+    ctx->eps = p->eps;
+    ctx->neps = 2;
+    ctx->send_slots = p->slot;
+    ctx->nsend_free = 1;
+    pthread_mutex_init(&ctx->nlock, NULL);
+    pthread_mutex_init(&ctx->rlock, NULL);
+    pthread_mutex_init(&ctx->flock, NULL);
+    p->ctx = ctx;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    nqps = nsent = fail_port = 0;
+    memset(dest_of, 0, sizeof(dest_of));
+    fctx.ops.post_send = fake_post_send;
+    pe_make(&P[0], 0);
+    pe_make(&P[1], 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        for (int pe = 0; pe < 2; pe++)
+            free(P[i].eps[pe]);
+        free(P[i].ctx->lanes);
+        free(P[i].ctx);
+    }
+    return 0;
+}
+
+/* `from` connects to PE `to` (possibly itself) with the address it packed. */
+static symrail_status_t connect_to(int from, int to)
+{
+    char addr[1024];
+    size_t len = sizeof(addr);
+    assert_int_equal(sr_ib_addr_pack(P[to].ctx, addr, &len), SYMRAIL_OK);
+    assert_true(sr_ib_reachable(P[from].ctx, to, addr, len));
+    sr_tl_ep_t *ep = NULL;
+    symrail_status_t st = sr_ib_connect(P[from].ctx, to, addr, len, &ep);
+    assert_true(st == SYMRAIL_OK ? ep != NULL : P[from].ctx->eps[to] == NULL);
+    return st;
+}
+
+static sr_ib_lane_t *lane_of(int me, int pe, int r, int q)
+{
+    return &P[me].ctx->lanes[((size_t)pe * NRAILS + r) * QPP + q];
+}
+
+/* What `from` sent over its notify QPs goes to the other PE's progress. */
+static void deliver(int from)
+{
+    for (int i = 0; i < nsent; i++)
+        sr_ib_ctl_recv(P[1 - from].ctx, from, sent[i] + SR_IB_MSG_HDR, sizeof(sr_ib_ctl_t));
+    nsent = 0;
+}
+
+static void test_a_rail_down_at_connect_is_left_out(void **state)
+{
+    (void)state;
+    assert_int_equal(connect_to(1, 0), SYMRAIL_OK);  /* PE 1's rails both work */
+    fail_port = 2;                                   /* PE 0's second rail went down */
+    assert_int_equal(connect_to(0, 1), SYMRAIL_OK);
+    fail_port = 0;
+    sr_tl_ep_t *ep = P[0].ctx->eps[1];
+    uint32_t w[NRAILS * QPP];
+    assert_int_equal(sr_ib_ep_lanes(ep, w, NRAILS * QPP), NRAILS * QPP);
+    for (int q = 0; q < QPP; q++) {
+        sr_ib_lane_t *a = lane_of(0, 1, 0, q), *b = lane_of(1, 0, 0, q);
+        assert_int_equal(a->state, SR_IB_LANE_UP);
+        assert_int_equal(dest_of[a->qp->qp_num], b->qp->qp_num);
+        assert_int_equal(w[q], 1);
+        sr_ib_lane_t *d = lane_of(0, 1, 1, q);
+        assert_int_equal(d->state, SR_IB_LANE_DEAD);
+        assert_int_equal(d->down, 1);
+        assert_int_equal(d->tell_dead, 1);
+        assert_int_equal(w[QPP + q], 0);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_UP);  /* not told yet */
+    }
+    assert_int_equal(P[0].ctx->rails[1].left_out, 1);
+    assert_int_equal(nsent, 0);  /* nothing goes out before the wireup is over */
+
+    /* The first repair pass tells PE 1, whose end of the lanes goes too. */
+    assert_int_equal(P[0].ctx->repairs_pending, 1);
+    P[0].ctx->nsend_free = 0;  /* no send slot: told on a later pass */
+    sr_ib_repair(P[0].ctx);
+    assert_int_equal(nsent, 0);
+    assert_int_equal(P[0].ctx->repairs_pending, 1);
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 1, 1, q)->tell_dead, 1);
+        /* one slot, one message a pass */
+        P[0].ctx->nsend_free = 1;
+        sr_ib_repair(P[0].ctx);
+        deliver(0);
+    }
+    sr_ib_repair(P[0].ctx);
+    assert_int_equal(nsent, 0);
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 1, 1, q)->tell_dead, 0);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(1, 0, 0, q)->state, SR_IB_LANE_UP);
+    }
+    assert_int_equal(sr_ib_ep_lanes(P[1].ctx->eps[0], w, NRAILS * QPP), NRAILS * QPP);
+    assert_int_equal(w[0] + w[1] + w[2] + w[3], 2);
+}
+
+static void test_the_notify_rail_cannot_be_left_out(void **state)
+{
+    (void)state;
+    fail_port = 1;
+    assert_int_equal(connect_to(0, 1), SYMRAIL_ERR_TRANSPORT);
+    assert_null(P[0].ctx->eps[1]);
+}
+
+static void test_a_pe_connected_to_itself_tells_nobody(void **state)
+{
+    (void)state;
+    fail_port = 2;
+    assert_int_equal(connect_to(0, 0), SYMRAIL_OK);
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 0, 1, q)->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(0, 0, 1, q)->tell_dead, 0);
+    }
+    sr_ib_repair(P[0].ctx);
+    assert_int_equal(nsent, 0);
+    assert_int_equal(P[0].ctx->repairs_pending, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_rail_down_at_connect_is_left_out, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_the_notify_rail_cannot_be_left_out, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_pe_connected_to_itself_tells_nobody, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
