@@ -59,6 +59,18 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_
     return 0;
 }
 
+/* The library's ibv_query_port reaches this for a context without the
+ * extended ops: every port is active. */
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *pa)
+{
+    (void)c, (void)port;
+    ((struct ibv_port_attr *)(void *)pa)->state = IBV_PORT_ACTIVE;
+    return 0;
+}
+
+static struct ibv_context fdev;
+
 static int rnr_retry = -1;  /* what the last move to RTS set */
 static int rtr_fails;       /* a move to RTR fails: the peer is not reached */
 
@@ -124,6 +136,7 @@ static void end_make(end_t *e, int first, uint32_t qpp, uint32_t peer_qpp)
     ctx->max_inline = 64;
     ctx->ndevs = 1;
     snprintf(ctx->devs[0].name, sizeof(ctx->devs[0].name), "fake0");
+    ctx->devs[0].ctx = &fdev;
     ctx->nrails = 2;
     ctx->qpp = qpp;
     for (int r = 0; r < 2; r++) {
@@ -353,6 +366,24 @@ static void test_a_lane_the_acceptor_gives_up_dies_at_the_peer(void **state)
     assert_int_equal(A.ctx->n_repaired + B.ctx->n_repaired, 0);
 }
 
+/* Between jobs too, a lane given up is tried again by the acceptor, once
+ * its time has come, and comes back connected at both ends. */
+static void test_a_lane_given_up_is_tried_again(void **state)
+{
+    (void)state;
+    give_up(&B, 0);
+    pump();
+    sr_ib_lane_t *a = peer_of(&B, 0), *b = &B.ep->lanes[0];
+    assert_dead(a);
+    assert_dead(b);
+    assert_int_equal(b->revive_at, 0);  /* the connector waits to be asked */
+    assert_int_not_equal(a->revive_at, 0);
+    sr_ib_revive_check(A.ep, a, a->revive_at);
+    pump();
+    assert_connected(&B, 0);
+    assert_int_equal(a->repairs + b->repairs, 2);
+}
+
 static void test_a_lane_the_connector_gives_up_dies_at_the_peer(void **state)
 {
     (void)state;
@@ -475,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_peer_that_left_ends_the_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lane_the_acceptor_gives_up_dies_at_the_peer,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lane_given_up_is_tried_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lane_the_connector_gives_up_dies_at_the_peer,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_giving_up_is_told_once_there_is_room, setup,

@@ -10,7 +10,12 @@
  * the peer is told, so that its end of those lanes is given up at once
  * rather than after its own retries.  The rail of the notify channel
  * cannot be left out: then the connect fails, saying why.  A PE connected
- * to itself (atomics through the NIC) tells nobody.
+ * to itself (atomics through the NIC) tells nobody.  The lanes left out
+ * are tried again by the lower PE once their time has come (not before),
+ * and come back connected at both ends when the link is back; while it is
+ * not (the port is not active at either end, or a move to RTR fails), each
+ * try fails, the lanes stay given up at both ends, rail 0 is untouched, and
+ * the wait before the next try doubles up to its bound.
  */
 #include "config.h"
 
@@ -24,7 +29,7 @@
 
 #include "tl/verbs/ib.h"
 
-#define NQPS 64
+#define NQPS 256
 
 /* ---- the fake device ---- */
 
@@ -58,6 +63,18 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
     (void)qp;
+    return 0;
+}
+
+/* The library's ibv_query_port reaches this for a context without the
+ * extended ops. */
+static struct ibv_context dctx[2];  /* each PE's device */
+static int port_down, port_down_pe;  /* this port of this PE's device is not active */
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *pa)
+{
+    struct ibv_port_attr *a = (struct ibv_port_attr *)(void *)pa;
+    a->state = port == port_down && c == &dctx[port_down_pe] ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
     return 0;
 }
 
@@ -105,6 +122,7 @@ static void pe_make(pe_t *p, int me)
     ctx->ndevs = 1;
     snprintf(ctx->devs[0].name, sizeof(ctx->devs[0].name), "fake0");
     ctx->devs[0].scratch_mr = &fmr;
+    ctx->devs[0].ctx = &dctx[me];
     ctx->nrails = NRAILS;
     for (int r = 0; r < NRAILS; r++) {
         ctx->rails[r].dev = &ctx->devs[0];
@@ -139,7 +157,7 @@ static void pe_make(pe_t *p, int me)
 static int setup(void **state)
 {
     (void)state;
-    nqps = nsent = fail_port = 0;
+    nqps = nsent = fail_port = port_down = port_down_pe = 0;
     memset(dest_of, 0, sizeof(dest_of));
     fctx.ops.post_send = fake_post_send;
     pe_make(&P[0], 0);
@@ -234,6 +252,131 @@ static void test_a_rail_down_at_connect_is_left_out(void **state)
     assert_int_equal(w[0] + w[1] + w[2] + w[3], 2);
 }
 
+/* Both PEs' repair passes, and the messages between them, until quiet. */
+static void pump(void)
+{
+    for (int i = 0; i < 20; i++) {
+        for (int p = 0; p < 2; p++) {
+            /* The fake completes no send, and the peer takes every message. */
+            sr_tl_ep_t *ep = P[p].ctx->eps[1 - p];
+            P[p].ctx->nsend_free = 1;
+            ep->n_send_done = ep->n_sent;
+            P[p].credits[2 * (1 - p)] = ep->n_sent;
+            P[p].credits[2 * (1 - p) + 1] = ep->n_sent + 16;
+            sr_ib_repair(P[p].ctx);
+            deliver(p);
+        }
+    }
+}
+
+/* Rail 1 down at PE 0's connect; both ends of its lanes given up. */
+static void rail_left_out(void)
+{
+    assert_int_equal(connect_to(1, 0), SYMRAIL_OK);
+    fail_port = 2;
+    assert_int_equal(connect_to(0, 1), SYMRAIL_OK);
+    pump();
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);
+    }
+}
+
+/* The lower PE's tries of its lanes on rail 1 are due now. */
+static void revive_due(void)
+{
+    for (int q = 0; q < QPP; q++) {
+        sr_ib_lane_t *lane = lane_of(0, 1, 1, q);
+        assert_int_not_equal(lane->revive_at, 0);
+        assert_int_equal(lane_of(1, 0, 1, q)->revive_at, 0);  /* the lower PE tries */
+        sr_ib_revive_check(P[0].ctx->eps[1], lane, lane->revive_at - 1);
+        assert_int_equal(lane->revive_due, 0);                /* not yet */
+        sr_ib_revive_check(P[0].ctx->eps[1], lane, lane->revive_at);
+        assert_int_equal(lane->revive_due, 1);
+    }
+}
+
+static void test_a_rail_left_out_comes_back_when_its_link_does(void **state)
+{
+    (void)state;
+    rail_left_out();
+    /* Before its time nothing is tried. */
+    pump();
+    assert_int_equal(lane_of(0, 1, 1, 0)->state, SR_IB_LANE_DEAD);
+    fail_port = 0;  /* the link is back */
+    revive_due();
+    pump();
+    uint32_t w[NRAILS * QPP];
+    for (int q = 0; q < QPP; q++) {
+        sr_ib_lane_t *a = lane_of(0, 1, 1, q), *b = lane_of(1, 0, 1, q);
+        assert_int_equal(a->state, SR_IB_LANE_UP);
+        assert_int_equal(b->state, SR_IB_LANE_UP);
+        assert_int_equal(a->down, 0);
+        assert_int_equal(dest_of[a->qp->qp_num], b->qp->qp_num);
+        assert_int_equal(dest_of[b->qp->qp_num], a->qp->qp_num);
+        assert_int_equal(a->rqpn, b->qp->qp_num);
+        assert_int_equal(b->rqpn, a->qp->qp_num);
+    }
+    for (int p = 0; p < 2; p++) {
+        assert_int_equal(sr_ib_ep_lanes(P[p].ctx->eps[1 - p], w, NRAILS * QPP), NRAILS * QPP);
+        for (int l = 0; l < NRAILS * QPP; l++)
+            assert_int_equal(w[l], 1);
+    }
+}
+
+static void test_a_rail_still_down_is_tried_again_later_and_later(void **state)
+{
+    (void)state;
+    rail_left_out();
+    uint64_t first = lane_of(0, 1, 1, 0)->revive_ns;
+    assert_int_equal(first, SR_IB_REVIVE_MIN_NS);
+    /* Its port not active: no QP made, nothing sent, a later try. */
+    port_down = 2;
+    int made = nqps;
+    revive_due();
+    pump();
+    assert_int_equal(nqps, made);
+    assert_int_equal(lane_of(0, 1, 1, 0)->revive_ns, 2 * first);
+    assert_int_equal(lane_of(0, 1, 1, 0)->state, SR_IB_LANE_DEAD);
+    first *= 2;
+    /* Its port active again at PE 0, not yet at PE 1: PE 1 says no. */
+    port_down_pe = 1;
+    fail_port = 0;
+    made = nqps;
+    revive_due();
+    pump();
+    assert_int_equal(nqps, made + QPP);  /* PE 0's new QPs only */
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(0, 1, 1, q)->revive_ns, 2 * first);
+    }
+    first *= 2;
+    port_down = 0;
+    fail_port = 2;
+    revive_due();
+    pump();  /* still down: PE 0's move to RTR fails when PE 1 answers */
+    for (int q = 0; q < QPP; q++) {
+        sr_ib_lane_t *a = lane_of(0, 1, 1, q);
+        assert_int_equal(a->state, SR_IB_LANE_DEAD);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);  /* told */
+        assert_int_equal(a->revive_ns, 2 * first);
+        assert_int_equal(lane_of(0, 1, 0, q)->state, SR_IB_LANE_UP);  /* rail 0 untouched */
+    }
+    /* The wait doubles up to its bound. */
+    for (int i = 0; i < 10; i++) {
+        revive_due();
+        pump();
+    }
+    assert_int_equal(lane_of(0, 1, 1, 0)->revive_ns, SR_IB_REVIVE_MAX_NS);
+    assert_int_equal(lane_of(0, 1, 1, 0)->state, SR_IB_LANE_DEAD);
+    fail_port = 0;
+    revive_due();
+    pump();
+    assert_int_equal(lane_of(0, 1, 1, 0)->state, SR_IB_LANE_UP);
+    assert_int_equal(lane_of(1, 0, 1, 1)->state, SR_IB_LANE_UP);
+}
+
 static void test_the_notify_rail_cannot_be_left_out(void **state)
 {
     (void)state;
@@ -261,6 +404,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_rail_down_at_connect_is_left_out, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_a_rail_left_out_comes_back_when_its_link_does,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_rail_still_down_is_tried_again_later_and_later,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_notify_rail_cannot_be_left_out, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_pe_connected_to_itself_tells_nobody, setup,

@@ -3,7 +3,7 @@
  * work request of its QP (rma.c says which are signalled); a failed one
  * breaks its lane (repair.c).  What the failure flushed waits for the
  * repair to say whether it was executed, and goes again on the repaired
- * lane (repair.c, "Work caught in a failure"); otherwise a put goes out
+ * lane (limbo.c, "Work caught in a failure"); otherwise a put goes out
  * again elsewhere (flush.c) or its callback gets the error.
  */
 #include "config.h"

@@ -155,7 +155,8 @@ typedef struct {
  * A higher-numbered PE that sees the failure first asks for this (REQUEST).
  * A PE that gives a lane up (DEAD: failed too often, no new QP) says so
  * (DEAD), and the peer gives its end up at once rather than wait for a
- * repair that cannot come.
+ * repair that cannot come.  A lane given up is tried again later, less
+ * and less often (repair.c, "Lanes given up, tried again").
  */
 typedef enum {
     SR_IB_LANE_UP = 0,
@@ -170,6 +171,10 @@ typedef enum {
 /* A lane that stayed up this long after a repair starts its count again:
  * SR_IB_MAX_REPAIRS bounds failures in a row, not over a job's life. */
 #define SR_IB_REPAIR_FORGET_NS (60ull * 1000000000ull)
+/* A lane given up is tried again after 1 s, then after twice as long each
+ * time it fails again, up to a minute (repair.c, sr_ib_revive). */
+#define SR_IB_REVIVE_MIN_NS 1000000000ull
+#define SR_IB_REVIVE_MAX_NS (60ull * 1000000000ull)
 
 typedef struct {
     pthread_mutex_t lock;        /* see "Threads" above */
@@ -185,6 +190,10 @@ typedef struct {
     uint32_t       rqpn;         /* the peer's QP this lane is connected to */
     int            ack_owed;     /* a repeated RECONNECT wants our ACK again */
     int            tell_dead;    /* DEAD: the peer is still to be told (repair.c) */
+    int            reviving;     /* a lane given up, being tried again (repair.c) */
+    int            revive_due;   /* ... its next try is due: the repair pass makes it */
+    uint64_t       revive_at;    /* DEAD: when it is tried again (0: never) */
+    uint64_t       revive_ns;    /* ... the wait before that try, doubled at each */
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */
@@ -204,7 +213,7 @@ typedef struct {
     struct sr_ib_op *free;       /* ops of this lane's cache (no shared pool on the post path) */
     /*
      * WRs that the lane's failure flushed, in post order, whose fate the
-     * peer's old receive PSN decides (repair.c, "Work caught in a
+     * peer's old receive PSN decides (limbo.c, "Work caught in a
      * failure"; under flock and the lane lock, fates under the latter).  psn:
      * the first PSN of the next WR on qp; mtu_shift: log2 of its path MTU.
      * rq_psn: our old QP's next expected PSN, for the peer; peer_psn: the
@@ -499,6 +508,10 @@ void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq);
+/* Moves qp to RTR and RTS towards the peer's QP rqpn; 0, or the errno of
+ * the step that failed, named in *step_p (the caller logs it). */
+int sr_ib_qp_move(struct ibv_qp *qp, const sr_ib_rail_t *rail, const sr_ib_rail_addr_t *ra,
+                  uint32_t rqpn, int pe, const char **step_p);
 symrail_status_t sr_ib_qp_connect(struct ibv_qp *qp, const sr_ib_rail_t *rail,
                                   const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe);
 symrail_status_t sr_ib_addr_pack(sr_tl_ctx_t *ctx, void *buf, size_t *len_p);

@@ -334,6 +334,7 @@ static symrail_status_t sr_ib_ep_check(sr_tl_ep_t *ep)
     for (int l = 0; l < ep->nlanes; l++) {
         sr_ib_lock(ep->ctx, &ep->lanes[l].lock);
         sr_ib_lane_watch(ep, &ep->lanes[l], now);
+        sr_ib_revive_check(ep, &ep->lanes[l], now);
         if (ep->lanes[l].state != SR_IB_LANE_DEAD)
             st = SYMRAIL_OK;
         sr_ib_unlock(ep->ctx, &ep->lanes[l].lock);

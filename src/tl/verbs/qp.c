@@ -75,11 +75,8 @@ struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_
     return qp;
 }
 
-/* Moves qp to RTR and RTS towards the peer's QP rqpn; 0, or the errno of
- * the step that failed, named in *step_p. */
-static int sr_ib_qp_move(struct ibv_qp *qp, const sr_ib_rail_t *rail,
-                         const sr_ib_rail_addr_t *ra, uint32_t rqpn, int pe,
-                         const char **step_p)
+int sr_ib_qp_move(struct ibv_qp *qp, const sr_ib_rail_t *rail, const sr_ib_rail_addr_t *ra,
+                  uint32_t rqpn, int pe, const char **step_p)
 {
     enum ibv_mtu mtu = (enum ibv_mtu)(rail->mtu < ra->mtu ? rail->mtu : ra->mtu);
     if (rail->mtu != ra->mtu)
@@ -271,13 +268,14 @@ static void sr_ib_rail_left_out(sr_tl_ep_t *ep, int r, uint32_t qpp, uint32_t qp
         lane->down = 1;
         lane->state = SR_IB_LANE_DEAD;
         lane->tell_dead = q < qpp && ep->pe != ctx->params.my_pe;
+        sr_ib_revive_plan(ep, (int)(r * ctx->qpp + q));
     }
     SR_IB_STORE(ctx->repairs_pending, 1);
     /* One line for the rail, the cause with it; the other peers: debug. */
     if (rail->left_out++ == 0)
         sr_warn("verbs: rail %s:%d does not reach PE %d now (QP %u to %s failed: %s): left out "
-                "for it, and for any other PE it does not reach; the job goes on over the "
-                "other rails", rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
+                "for it, and for any other PE it does not reach, and tried again from time to "
+                "time; the job goes on over the other rails", rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
     else
         sr_debug("verbs: rail %s:%d left out for PE %d too (QP %u to %s failed: %s)",
                  rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));

@@ -53,7 +53,8 @@ static symrail_status_t sr_ib_ctl_out(sr_tl_ep_t *ep, uint32_t op, int lane, uin
     sr_tl_ctx_t *ctx = ep->ctx;
     const sr_ib_lane_t *ln = &ep->lanes[lane];
     sr_ib_ctl_t c = { op | (ln->refused ? SR_IB_CTL_REFUSED : 0) |
-                          (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0),
+                          (ln->rq_psn_ok ? SR_IB_CTL_PSN : 0) |
+                          (ln->reviving && op == SR_IB_CTL_RECONNECT ? SR_IB_CTL_REVIVE : 0),
                       sr_ib_peer_lane(ep, lane), qpn, ln->rq_psn };
     if (sr_unlikely(ctx->fault_ctl > 0)) {
         ctx->fault_ctl--;
@@ -113,6 +114,107 @@ static int sr_ib_tell_dead(sr_tl_ep_t *ep, int l)
     return 1;
 }
 
+/*
+ * ---- Lanes given up, tried again -----------------------------------------------------------
+ *
+ * A lane given up (its link went down, its peer's end could not be made)
+ * may work again later: the link comes back.  The end that starts repairs
+ * (the lower PE, the acceptor between jobs, or a PE's lane to itself) tries
+ * it again after SR_IB_REVIVE_MIN_NS, then twice as long after each try
+ * that fails, up to SR_IB_REVIVE_MAX_NS: a repair from a new QP whose
+ * RECONNECT says so (SR_IB_CTL_REVIVE), which the other end, given up as
+ * well, takes as the start of a repair of its own, or answers DEAD when it
+ * cannot.  The try is due once the time has come (sr_ib_revive_check, from
+ * the liveness checks, so that a lane given up costs progress nothing);
+ * what fails during a try is logged at info level: the lane was given up
+ * before, and said so.  A lane with no counterpart at the peer, or no
+ * channel to repair over, is never tried again.
+ */
+void sr_ib_revive_plan(sr_tl_ep_t *ep, int l)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    int self = ep->pe == ctx->params.my_pe && !ep->conn;
+    int lower = ep->conn ? ep->first : ctx->params.my_pe < ep->pe;
+    lane->revive_at = 0;
+    lane->revive_due = 0;
+    if (SR_IB_LOAD(ep->gone) || (ep->conn && ctx->params.ctl_send == NULL) ||
+        sr_ib_peer_lane(ep, l) == UINT32_MAX || !(lower || self))
+        return;
+    lane->revive_ns = lane->revive_ns ? 2 * lane->revive_ns : SR_IB_REVIVE_MIN_NS;
+    if (lane->revive_ns > SR_IB_REVIVE_MAX_NS)
+        lane->revive_ns = SR_IB_REVIVE_MAX_NS;
+    lane->revive_at = sr_time_ns() + lane->revive_ns;
+}
+
+void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now)
+{
+    if (lane->state != SR_IB_LANE_DEAD || lane->revive_at == 0 || now < lane->revive_at)
+        return;
+    lane->revive_at = 0;
+    lane->revive_due = 1;
+    SR_IB_STORE(ep->ctx->repairs_pending, 1);
+}
+
+/* A port that is down would take a new QP to RTR on some devices, and its
+ * lane would then wait for completions that never come: not tried. */
+static int sr_ib_port_up(const sr_ib_rail_t *rail)
+{
+    struct ibv_port_attr pa;
+    return ibv_query_port(rail->dev->ctx, (uint8_t)rail->port, &pa) == 0 &&
+           pa.state == IBV_PORT_ACTIVE;
+}
+
+/* Lane l, given up, starts a repair of its own (from the repair pass); 1
+ * while that is not done. */
+static int sr_ib_revive(sr_tl_ep_t *ep, int l)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    if (lane->outstanding != 0 || lane->limbo_head != NULL)
+        return 1;  /* what it held ends first (sr_ib_limbo_run) */
+    lane->revive_due = 0;
+    if (!sr_ib_port_up(lane->rail)) {
+        sr_debug("verbs: lane %d to PE %d: port %s:%d is not active: tried again later", l,
+                 ep->pe, lane->rail->dev->name, lane->rail->port);
+        sr_ib_revive_plan(ep, l);
+        return 0;
+    }
+    lane->reviving = 1;
+    lane->repairs = 0;
+    lane->asked = 0;
+    lane->peer_qpn = 0;
+    lane->wc_err = 0;
+    lane->refused = 0;
+    lane->state = SR_IB_LANE_DRAIN;
+    sr_info("verbs: lane %d to PE %d on %s:%d, given up, is tried again", l, ep->pe,
+            lane->rail->dev->name, lane->rail->port);
+    return 1;
+}
+
+/* The peer tries a lane again that we gave up too (under rlock and the
+ * lane's lock): our end starts its repair, or says it cannot now. */
+static void sr_ib_revive_accept(sr_tl_ep_t *ep, int l, sr_ib_ctl_t c)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    SR_IB_STORE(ep->ctx->repairs_pending, 1);
+    if (lane->outstanding != 0 || lane->limbo_head != NULL || !sr_ib_port_up(lane->rail)) {
+        lane->tell_dead = 1;  /* not now: the peer tries again later */
+        return;
+    }
+    lane->reviving = 1;
+    lane->repairs = 0;
+    lane->asked = 1;
+    lane->wc_err = 0;
+    lane->refused = 0;
+    lane->revive_at = 0;
+    lane->revive_due = 0;
+    lane->peer_qpn = c.qpn;
+    lane->peer_psn_ok = 0;
+    lane->state = SR_IB_LANE_DRAIN;
+    sr_info("verbs: lane %d to PE %d on %s:%d, given up, is tried again by the peer", l, ep->pe,
+            lane->rail->dev->name, lane->rail->port);
+}
+
 /* Lane l is beyond repair here; the peer is told (sr_ib_tell_dead) unless
  * it is the one that said so, or the channel to it is what failed. */
 static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell)
@@ -127,8 +229,21 @@ static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell)
         lane->gen++;
         SR_IB_STORE(ep->ctx->lane_events, 1);
     }
-    sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
-             lane->rail->dev->name, lane->rail->port, why);
+    sr_ib_revive_plan(ep, l);
+    unsigned long long again = lane->revive_at ? lane->revive_ns / 1000000000ull : 0;
+    if (lane->reviving) {
+        lane->reviving = 0;
+        sr_info("verbs: lane %d to PE %d on %s:%d, tried again, still cannot be used: %s%s",
+                l, ep->pe, lane->rail->dev->name, lane->rail->port, why,
+                again ? "; tried again later" : "");
+        return;
+    }
+    if (again)
+        sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s; given up, tried "
+                 "again in %llu s", l, ep->pe, lane->rail->dev->name, lane->rail->port, why, again);
+    else
+        sr_error("verbs: lane %d to PE %d on %s:%d cannot be repaired: %s", l, ep->pe,
+                 lane->rail->dev->name, lane->rail->port, why);
 }
 
 static void sr_ib_lane_dead(sr_tl_ep_t *ep, int l, const char *why)
@@ -147,20 +262,44 @@ static void sr_ib_rail_cut(sr_tl_ep_t *ep, int l)
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
 }
 
-static void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
+/* Connects lane's new QP to the peer's rqpn; a lane given up and tried
+ * again is expected to fail while its link is down: info, not an error. */
+static symrail_status_t sr_ib_lane_connect(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint32_t rqpn)
+{
+    int r = (int)(lane->rail - ep->ctx->rails);
+    const char *step = "";
+    int err = sr_ib_qp_move(lane->qp, lane->rail, &ep->rail_addr[r], rqpn, ep->pe, &step);
+    if (err == 0) {
+        sr_ib_lane_connected(lane, &ep->rail_addr[r]);
+        return SYMRAIL_OK;
+    }
+    if (lane->reviving)
+        sr_info("verbs: QP %u to %s (peer PE %d QP %u on %s) failed: %s", lane->qp->qp_num, step,
+                ep->pe, rqpn, ep->rail_addr[r].dev, strerror(err));
+    else
+        sr_error("verbs: QP %u to %s (peer PE %d QP %u on %s) failed: %s", lane->qp->qp_num, step,
+                 ep->pe, rqpn, ep->rail_addr[r].dev, strerror(err));
+    return SYMRAIL_ERR_TRANSPORT;
+}
 
 /* Replaces a drained lane's QP; connects it when the peer's number is known. */
 static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
 {
     sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_lane_t *lane = &ep->lanes[l];
-    if (lane->up_since && sr_time_ns() - lane->up_since > SR_IB_REPAIR_FORGET_NS)
+    if (lane->up_since && sr_time_ns() - lane->up_since > SR_IB_REPAIR_FORGET_NS) {
         lane->repairs = 0;
+        lane->revive_ns = 0;
+        lane->reviving = 0;
+    }
     if (!lane->refused && ++lane->repairs > SR_IB_MAX_REPAIRS) {
         sr_ib_lane_dead(ep, l, "failed too often");
         return -1;
     }
-    sr_ib_old_rq_psn(lane);
+    if (lane->reviving && lane->state == SR_IB_LANE_DRAIN && lane->repairs == 1)
+        lane->rq_psn_ok = 0;  /* given up: nothing of the peer's is caught in it */
+    else
+        sr_ib_old_rq_psn(lane);
     ibv_destroy_qp(lane->qp);
     lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, NULL);
     if (lane->qp == NULL) {
@@ -169,14 +308,10 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
     }
     if (ep->pe == ctx->params.my_pe && !ep->conn)
         rqpn = lane->qp->qp_num;  /* a lane to ourselves loops back into itself */
-    if (rqpn) {
-        int r = (int)(lane->rail - ctx->rails);
-        if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], rqpn, ep->pe) != SYMRAIL_OK) {
-            sr_ib_lane_dead(ep, l, "reconnect failed");
-            sr_ib_rail_cut(ep, l);
-            return -1;
-        }
-        sr_ib_lane_connected(lane, &ep->rail_addr[r]);
+    if (rqpn && sr_ib_lane_connect(ep, lane, rqpn) != SYMRAIL_OK) {
+        sr_ib_lane_dead(ep, l, "reconnect failed");
+        sr_ib_rail_cut(ep, l);
+        return -1;
     }
     return 0;
 }
@@ -236,8 +371,11 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     /* Between jobs PE numbers say nothing: the acceptor is the lower. */
     int lower = ep->conn ? ep->first : me < pe;
     sr_ib_lane_t *lane = &ep->lanes[l];
-    if (lane->state == SR_IB_LANE_DEAD)
-        return lane->tell_dead && !sr_ib_tell_dead(ep, l);
+    if (lane->state == SR_IB_LANE_DEAD) {
+        if (lane->tell_dead && !sr_ib_tell_dead(ep, l))
+            return 1;
+        return lane->revive_due && sr_ib_revive(ep, l);
+    }
     if (lane->state == SR_IB_LANE_UP &&
         (SR_IB_LOAD(ep->rails_cut) >> (lane->rail - ctx->rails) & 1)) {
         sr_ib_lane_fail(ep, lane, "another lane of its rail cannot reach the peer");
@@ -320,11 +458,15 @@ static void sr_ib_lane_told(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int refused)
 static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_t c)
 {
     sr_ib_lane_t *lane = &ep->lanes[c.lane];
-    if (lane->state == SR_IB_LANE_DEAD)
+    uint32_t op = c.op & ~(uint32_t)(SR_IB_CTL_REFUSED | SR_IB_CTL_PSN | SR_IB_CTL_REVIVE);
+    if (lane->state == SR_IB_LANE_DEAD) {
+        if (op == SR_IB_CTL_RECONNECT && (c.op & SR_IB_CTL_REVIVE))
+            sr_ib_revive_accept(ep, (int)c.lane, c);
         return;
+    }
     /* The peer's end refused a withdrawn rkey of ours: so did this end. */
     int refused = (c.op & SR_IB_CTL_REFUSED) != 0;
-    switch (c.op & ~(uint32_t)(SR_IB_CTL_REFUSED | SR_IB_CTL_PSN)) {
+    switch (op) {
     case SR_IB_CTL_REQUEST:      /* we are the lower PE */
         if (lane->state == SR_IB_LANE_WAIT)
             lane->state = SR_IB_LANE_TELL;  /* the peer has not seen our RECONNECT yet: again */
@@ -347,11 +489,9 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
         break;
     case SR_IB_CTL_ACK:
         if (lane->state == SR_IB_LANE_WAIT) {
-            int r = (int)(lane->rail - ctx->rails);
             /* Drained before we told the peer: all it flushed is in limbo. */
             sr_ib_limbo_sort(ep, lane, (c.op & SR_IB_CTL_PSN) != 0, c.psn);
-            if (sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[r], c.qpn, pe) == SYMRAIL_OK) {
-                sr_ib_lane_connected(lane, &ep->rail_addr[r]);
+            if (sr_ib_lane_connect(ep, lane, c.qpn) == SYMRAIL_OK) {
                 lane->rqpn = c.qpn;
                 sr_ib_lane_up(ep, (int)c.lane);
             } else {
@@ -391,212 +531,4 @@ void sr_ib_lane_report(sr_tl_ctx_t *ctx)
                 ctx->params.lane_cb(ctx->params.cb_arg, pe, l, weight, gen);
         }
     }
-}
-
-/*
- * ---- Work caught in a failure ------------------------------------------------------------
- *
- * A QP in error completes what it holds as IBV_WC_WR_FLUSH_ERR, and that
- * alone does not say whether the peer executed it:
- *  - RC applies requests at the responder in PSN order, and the
- *    responder's expected PSN moves past a request only once it has
- *    executed it.  A responder that refuses a request (a withdrawn rkey:
- *    a remote access error, of the IBA's class C; rxe NAKs it and puts its
- *    own QP in error) executes neither it nor anything later on that QP.  At the PE whose request was refused, the NAK acknowledges
- *    everything before it, and every later request was not executed.
- *  - At the other PE (the owner of the withdrawn key), the QP went to
- *    error because its responder refused the peer's request, and its own
- *    requests in flight complete flushed whether or not the peer executed
- *    them: a request that left before the error reached a responder that
- *    kept working until the NAK reached it, and the response was dropped
- *    by our QP in error.  Here the flush says nothing.
- * Both ends are decided alike by the peer's responder: a QP in the error
- * state executes nothing more, so once drained its receive PSN
- * (ibv_query_qp, IBV_QP_RQ_PSN; rxe reports the next PSN its responder
- * expects) is final: every request before it was executed, none at or
- * after it (a retransmitted duplicate of an executed request is answered
- * from the responder's record, not executed again).  Each PE reads its old
- * QP's before destroying it and sends it with RECONNECT or ACK; each WR's
- * PSNs are counted at post (sr_ib_post_lane) from the sq_psn the QP started
- * with, as RC assigns them: a WRITE one per path-MTU packet (at least one),
- * a READ request one per response packet, an atomic one.
- *
- * So the flushed WRs of a lane wait, in post order, for that PSN (its
- * limbo); then a write wholly before it landed and is done; an atomic
- * before it was applied and its result went with the response: a fetch
- * (which changes nothing) is read again, one that wants no result and is a
- * single device atomic (not a compare-swap loop, whose outcome we cannot
- * tell) is done, and the others, which going again would apply twice, end
- * with SYMRAIL_ERR_RESULT_LOST: applied once (a loop: at most once), the
- * old value unknown;
- * everything else
- * (not executed, a write only partly, a read whose data was lost) goes
- * again, in the same order, on the same lane once it is repaired, so that
- * what a lane orders (a put and the signal behind it, a fence) stays in
- * order.  A put that completed at post keeps the flushes of its lane
- * waiting meanwhile.  Without the PSN (the query failed), with a lane
- * beyond repair, a peer that stops answering (a retry-exceeded error: the
- * flush may be all we ever hear) or no answer in half of SYMRAIL_OP_TIMEOUT
- * (ctx->limbo_ns: the fallback is then done before the core gives up), all fails
- * as it did before: puts completed at post go out on another lane
- * (flush.c), the others end with an error (the core retries puts and gets).
- */
-enum { SR_IB_FATE_UNKNOWN = 0, SR_IB_FATE_REPLAY, SR_IB_FATE_DONE, SR_IB_FATE_LOST,
-       SR_IB_FATE_FAIL };
-
-static inline int sr_ib_psn_before(uint32_t a, uint32_t b)
-{
-    uint32_t d = (b - a) & 0xffffff;
-    return d != 0 && d < 0x800000;
-}
-
-/* The drained QP's receive PSN, before it goes (lane lock held). */
-static void sr_ib_old_rq_psn(sr_ib_lane_t *lane)
-{
-    struct ibv_qp_attr a;
-    struct ibv_qp_init_attr ia;
-    lane->rq_psn_ok = ibv_query_qp(lane->qp, &a, IBV_QP_STATE | IBV_QP_RQ_PSN, &ia) == 0 &&
-                      a.qp_state == IBV_QPS_ERR;
-    lane->rq_psn = lane->rq_psn_ok ? a.rq_psn & 0xffffff : 0;
-    if (!lane->rq_psn_ok)
-        sr_warn("verbs: QP %u: its receive PSN is unknown: the peer's work its failure caught "
-                "fails", lane->qp->qp_num);
-}
-
-void sr_ib_lane_connected(sr_ib_lane_t *lane, const sr_ib_rail_addr_t *ra)
-{
-    uint32_t mtu = lane->rail->mtu < ra->mtu ? lane->rail->mtu : ra->mtu;
-    lane->mtu_shift = 7 + mtu;  /* IBV_MTU_256 is 1 */
-    lane->psn = sr_ib_psn(lane->qp->qp_num);
-}
-
-int sr_ib_limbo_add(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op)
-{
-    if (lane->state == SR_IB_LANE_DEAD || lane->wc_err == IBV_WC_RETRY_EXC_ERR)
-        return 0;
-    sr_ib_rseg_t *rs = op->region >= SR_TL_REGION_SEG0 ? sr_ib_rseg(ep, op->region) : NULL;
-    if (rs && SR_IB_LOAD(rs->state) == SR_IB_RSEG_DEAD)
-        return 0;  /* behind the refused one: stale, like it */
-    op->fate = SR_IB_FATE_UNKNOWN;
-    op->next = NULL;
-    if (lane->limbo_tail) {
-        lane->limbo_tail->next = op;
-    } else {
-        lane->limbo_head = op;
-        lane->limbo_since = sr_time_ns();
-    }
-    lane->limbo_tail = op;
-    return 1;
-}
-
-void sr_ib_limbo_sort(sr_tl_ep_t *ep, sr_ib_lane_t *lane, int known, uint32_t psn)
-{
-    if (lane->limbo_head == NULL)
-        return;
-    for (sr_ib_op_t *op = lane->limbo_head; op; op = op->next) {
-        if (op->fate != SR_IB_FATE_UNKNOWN)
-            continue;  /* sorted in an earlier outage, not posted since */
-        int atomic = op->amo_slot >= 0, read = op->wr.opcode == IBV_WR_RDMA_READ;
-        if (!known)
-            op->fate = SR_IB_FATE_FAIL;
-        else if (!sr_ib_psn_before(op->psn, psn))
-            op->fate = SR_IB_FATE_REPLAY;  /* not executed */
-        else if (atomic && op->amo_kind == SR_TL_AMO_FETCH)
-            op->fate = SR_IB_FATE_REPLAY;  /* changes nothing: read again */
-        else if (atomic)
-            op->fate = op->dst == NULL && !op->amo_loop ? SR_IB_FATE_DONE : SR_IB_FATE_LOST;
-        else if (!read && !sr_ib_psn_before(psn, op->psn_next))
-            op->fate = SR_IB_FATE_DONE;    /* a write wholly landed */
-        else
-            op->fate = SR_IB_FATE_REPLAY;  /* a read, or a write only partly */
-    }
-    SR_IB_STORE(ep->ctx->replays, 1);
-}
-
-int sr_ib_limbo_holds(const sr_tl_ep_t *ep, uint32_t lanes)
-{
-    for (int l = 0; l < ep->nlanes; l++)
-        for (const sr_ib_op_t *op = ep->lanes[l].limbo_head; op; op = op->next)
-            if (op->comp == NULL && (lanes >> op->orig & 1))
-                return 1;
-    return 0;
-}
-
-/* Ends one WR of the limbo that does not go again (flock and lane lock). */
-static void sr_ib_limbo_end(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int fate, sr_ib_done_t *done)
-{
-    if (op->comp == NULL) {
-        if (fate == SR_IB_FATE_DONE)
-            sr_ib_op_put(ctx, op);
-        else
-            sr_ib_replay_add(op->ep, op);  /* on another lane, or its loss reported */
-        return;
-    }
-    symrail_status_t st = fate == SR_IB_FATE_DONE   ? SYMRAIL_OK
-                          : fate == SR_IB_FATE_LOST ? SYMRAIL_ERR_RESULT_LOST
-                          : SR_IB_LOAD(op->ep->gone) ? SYMRAIL_ERR_PEER_GONE
-                                                     : SYMRAIL_ERR_TRANSPORT;
-    sr_ib_done_add(done, op->comp, st);
-    sr_ib_op_put(ctx, op);
-}
-
-int sr_ib_limbo_run(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
-{
-    int more = 0, lost = 0, failed = 0, replayed = 0, applied = 0;
-    uint64_t now = sr_time_ns();
-    for (int l = 0; l < ep->nlanes; l++) {
-        sr_ib_lane_t *lane = &ep->lanes[l];
-        sr_ib_lock(ctx, &lane->lock);
-        if (lane->limbo_head == NULL) {
-            sr_ib_unlock(ctx, &lane->lock);
-            continue;
-        }
-        int dead = lane->state == SR_IB_LANE_DEAD;
-        int late = ctx->limbo_ns && now - lane->limbo_since > ctx->limbo_ns;
-        int blocked = 0;  /* what goes again goes in order */
-        uint32_t orig = 0;
-        sr_ib_op_t **pp = &lane->limbo_head, *op, *last = NULL, *after = NULL;
-        while ((op = *pp) != NULL) {
-            int fate = op->fate;
-            if (dead || (late && fate == SR_IB_FATE_UNKNOWN))
-                fate = SR_IB_FATE_FAIL;
-            if (fate == SR_IB_FATE_UNKNOWN ||
-                (fate == SR_IB_FATE_REPLAY &&
-                 (blocked || (blocked = lane->down || !sr_ib_room(ep, lane))))) {
-                last = op;
-                pp = &op->next;
-                continue;
-            }
-            *pp = op->next;
-            if (fate == SR_IB_FATE_REPLAY) {
-                orig |= 1u << op->orig;
-                sr_ib_replay_same(ep, lane, op, &after);
-                replayed++;
-                continue;
-            }
-            applied += fate == SR_IB_FATE_DONE;
-            lost += fate == SR_IB_FATE_LOST;
-            failed += fate == SR_IB_FATE_FAIL;
-            sr_ib_limbo_end(ctx, op, fate, done);
-        }
-        lane->limbo_tail = last;
-        more |= lane->limbo_head != NULL;
-        sr_ib_post_lane(ep, lane);
-        if (orig)
-            sr_ib_replayed(ep, l, orig);
-        sr_ib_unlock(ctx, &lane->lock);
-    }
-    SR_IB_COUNT(ctx->n_replayed, (uint64_t)replayed);
-    if (replayed || applied)
-        sr_info("verbs: of the work requests to PE %d that a QP failure caught, %d were not "
-                "executed, or are reads: posted again; %d were executed: done", ep->pe,
-                replayed, applied);
-    if (lost)
-        sr_error("verbs: %d atomic(s) to PE %d were applied before their QP failed, and their "
-                 "fetched values were lost with it: not applied again "
-                 "(SYMRAIL_ERR_RESULT_LOST)", lost, ep->pe);
-    if (failed)
-        sr_error("verbs: %d work request(s) to PE %d were caught in the failure of their QP, "
-                 "which cannot tell whether they were executed: they fail", failed, ep->pe);
-    return more;
 }

@@ -1,7 +1,8 @@
 /*
- * RDMA verbs transport. Lane repair and the work a QP failure caught
- * (repair.c, "Work caught in a failure"): the repair messages, the
- * limbo, and the replays of flushed work on the same or another lane.
+ * RDMA verbs transport. Lane repair, and lanes given up tried again
+ * (repair.c); the work a QP failure caught (limbo.c, "Work caught in a
+ * failure"): the repair messages, the limbo, and the replays of flushed
+ * work on the same or another lane.
  */
 #ifndef SR_TL_VERBS_REPAIR_H
 #define SR_TL_VERBS_REPAIR_H
@@ -11,7 +12,8 @@
 enum { SR_IB_CTL_REQUEST = 1, SR_IB_CTL_RECONNECT = 2, SR_IB_CTL_ACK = 3,
        SR_IB_CTL_HEARTBEAT = 4, SR_IB_CTL_DEAD = 5 /* the sender gave the lane up */,
        SR_IB_CTL_REFUSED = 0x100 /* flag: lane->refused */,
-       SR_IB_CTL_PSN = 0x200 /* flag: psn is the old QP's receive PSN */ };
+       SR_IB_CTL_PSN = 0x200 /* flag: psn is the old QP's receive PSN */,
+       SR_IB_CTL_REVIVE = 0x400 /* flag: a RECONNECT of a lane given up, tried again */ };
 typedef struct {
     uint32_t op;
     uint32_t lane;
@@ -48,6 +50,12 @@ void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig);
 
 /* repair.c */
 void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
+/* Lane l was given up: when it is tried again, if ever (lane lock held). */
+void sr_ib_revive_plan(sr_tl_ep_t *ep, int l);
+/* limbo.c: the drained QP's receive PSN, read before it is destroyed. */
+void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
+/* From the liveness checks: a try that is due goes to the repair pass. */
+void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
 void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);

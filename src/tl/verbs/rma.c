@@ -56,7 +56,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     uint32_t n = 0, psn = lane->psn;
     uint64_t seq = lane->sq_posted;
     for (sr_ib_op_t *op = first; op; op = op->next) {
-        /* The PSNs RC gives it (repair.c, "Work caught in a failure"). */
+        /* The PSNs RC gives it (limbo.c, "Work caught in a failure"). */
         op->psn = psn & 0xffffff;
         psn += op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
                        op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || op->wr.num_sge == 0 ||
@@ -205,7 +205,7 @@ void sr_ib_replay_same(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *op,
 
 /* The test fault hook breaks the QP just before a data WR goes in: the WR
  * comes back flushed, certainly not executed, and goes again once the lane
- * is repaired (repair.c, "Work caught in a failure"); meanwhile new slices
+ * is repaired (limbo.c, "Work caught in a failure"); meanwhile new slices
  * take the other lanes. */
 static inline void sr_ib_fault_hook(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {

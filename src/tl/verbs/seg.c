@@ -8,7 +8,7 @@
  * IBV_WC_REM_ACCESS_ERR, reported as SYMRAIL_ERR_STALE; it breaks its QP
  * at both ends, which is repaired like any other (repair.c) without
  * counting against the lane, the work it flushed at either end going out
- * again (repair.c, "Work caught in a failure"), and later
+ * again (limbo.c, "Work caught in a failure"), and later
  * posts through that segment fail at once.  A device key
  * has few bits that change from one registration to the next (8 on common
  * NICs and on Soft-RoCE), so a registration whose rkey equals one recently
