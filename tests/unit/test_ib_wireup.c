@@ -279,6 +279,10 @@ static void rail_left_out(void)
     for (int q = 0; q < QPP; q++) {
         assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_DEAD);
         assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);
+        /* As if they had been up a good while before: that must not make
+         * every try the first. */
+        lane_of(0, 1, 1, q)->up_since = lane_of(1, 0, 1, q)->up_since =
+            sr_time_ns() - 2 * SR_IB_REPAIR_FORGET_NS;
     }
 }
 

@@ -173,6 +173,8 @@ static int sr_ib_revive(sr_tl_ep_t *ep, int l)
     if (lane->outstanding != 0 || lane->limbo_head != NULL)
         return 1;  /* what it held ends first (sr_ib_limbo_run) */
     lane->revive_due = 0;
+    if (SR_IB_LOAD(ep->gone))
+        return 0;
     if (!sr_ib_port_up(lane->rail)) {
         sr_debug("verbs: lane %d to PE %d: port %s:%d is not active: tried again later", l,
                  ep->pe, lane->rail->dev->name, lane->rail->port);
@@ -181,6 +183,7 @@ static int sr_ib_revive(sr_tl_ep_t *ep, int l)
     }
     lane->reviving = 1;
     lane->repairs = 0;
+    lane->up_since = 0;  /* how long it was up before it was given up says nothing now */
     lane->asked = 0;
     lane->peer_qpn = 0;
     lane->wc_err = 0;
@@ -203,6 +206,7 @@ static void sr_ib_revive_accept(sr_tl_ep_t *ep, int l, sr_ib_ctl_t c)
     }
     lane->reviving = 1;
     lane->repairs = 0;
+    lane->up_since = 0;
     lane->asked = 1;
     lane->wc_err = 0;
     lane->refused = 0;
