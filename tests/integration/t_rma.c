@@ -21,35 +21,41 @@ int main(void)
     unsigned round = 0;
     maxsz = t_env("T_MAX_SIZE", MAXSZ);
 
+    /* T_REPEAT: the ring that many times, for a job that must last while a
+     * test bed changes under it (a link taken down, then up). */
+    unsigned long repeat = t_env("T_REPEAT", 1);
+
     /* Ring: blocking put to the right, then get from the left. */
-    for (size_t s = 0; s < NSIZES; s++) {
-        for (size_t o = 0; o < 4; o++, round++) {
-            size_t sz = sizes[s], off = offsets[o];
-            if (sz > maxsz)
-                continue;
-            if (sz > (1u << 20) && o > 1)
-                continue;  /* big sizes: two offsets are enough */
-            memset(sym, 0xEE, sz + off + 16);
-            t_fill(priv + (off ^ 1), sz, me, round);
-            T_CHECK(symrail_barrier_all());
-            T_CHECK(symrail_put(sym + off, priv + (off ^ 1), sz, right));
-            T_CHECK(symrail_barrier_all());
-            size_t bad = t_verify(sym + off, sz, left, round);
-            T_ASSERT(bad == SIZE_MAX, "put %zu B at +%zu from PE %d: byte %zu wrong", sz, off,
-                     left, bad);
-            for (size_t g = 0; g < off; g++)
-                T_ASSERT(sym[g] == 0xEE, "put %zu B at +%zu wrote before its start", sz, off);
-            for (size_t g = 0; g < 16; g++)
-                T_ASSERT(sym[off + sz + g] == 0xEE, "put %zu B at +%zu wrote past its end", sz,
-                         off);
-            /* Get it back from the left neighbour: what it received from its left. */
-            memset(back, 0, sz + 8);
-            T_CHECK(symrail_get(back + 3, sym + off, sz, left));
-            int leftleft = (left + n - 1) % n;
-            bad = t_verify(back + 3, sz, leftleft, round);
-            T_ASSERT(bad == SIZE_MAX, "get %zu B at +%zu from PE %d: byte %zu wrong", sz, off,
-                     left, bad);
-            T_CHECK(symrail_barrier_all());
+    for (unsigned long rep = 0; rep < repeat; rep++) {
+        for (size_t s = 0; s < NSIZES; s++) {
+            for (size_t o = 0; o < 4; o++, round++) {
+                size_t sz = sizes[s], off = offsets[o];
+                if (sz > maxsz)
+                    continue;
+                if (sz > (1u << 20) && o > 1)
+                    continue;  /* big sizes: two offsets are enough */
+                memset(sym, 0xEE, sz + off + 16);
+                t_fill(priv + (off ^ 1), sz, me, round);
+                T_CHECK(symrail_barrier_all());
+                T_CHECK(symrail_put(sym + off, priv + (off ^ 1), sz, right));
+                T_CHECK(symrail_barrier_all());
+                size_t bad = t_verify(sym + off, sz, left, round);
+                T_ASSERT(bad == SIZE_MAX, "put %zu B at +%zu from PE %d: byte %zu wrong", sz, off,
+                         left, bad);
+                for (size_t g = 0; g < off; g++)
+                    T_ASSERT(sym[g] == 0xEE, "put %zu B at +%zu wrote before its start", sz, off);
+                for (size_t g = 0; g < 16; g++)
+                    T_ASSERT(sym[off + sz + g] == 0xEE, "put %zu B at +%zu wrote past its end", sz,
+                             off);
+                /* Get it back from the left neighbour: what it received from its left. */
+                memset(back, 0, sz + 8);
+                T_CHECK(symrail_get(back + 3, sym + off, sz, left));
+                int leftleft = (left + n - 1) % n;
+                bad = t_verify(back + 3, sz, leftleft, round);
+                T_ASSERT(bad == SIZE_MAX, "get %zu B at +%zu from PE %d: byte %zu wrong", sz, off,
+                         left, bad);
+                T_CHECK(symrail_barrier_all());
+            }
         }
     }
     t_pass("ring put/get 1 B .. 16 MiB (or T_MAX_SIZE) with odd offsets");

@@ -130,5 +130,46 @@ while [ $i -lt "${TG_RAIL_DOWN_RUNS:-1}" ]; do
     i=$((i + 1))
 done
 
+# Rail 1 down in guest a long enough for its lanes to be given up (a
+# few seconds are not: RC's retries carry the transfer over them), then up
+# again, while a long two-rail transfer runs: the lanes given up there are
+# tried again (1 s, 2 s, 4 s ... after they were given up, once the port is
+# active) and come back once the link has, so the job ends with rail 1
+# repaired; the case fails when the job ends before any lane on rxe1 was
+# repaired after eth1 came back.  SYMRAIL_OP_TIMEOUT=20s: a lane whose
+# requests rxe keeps neither sent nor failed breaks after 5 s.
+rail_back() {
+    t0=$(date +%s)
+    env SYMRAIL_LOG=info T_REPEAT="${TG_RAIL_BACK_REPEAT:-8}" TG_STEP_TIMEOUT=300 \
+        SYMRAIL_OP_TIMEOUT=20s "$TG_SRUN" $X2 "$T/t_rma" > "$outdir/rail_back.out" 2>&1 &
+    jpid=$!
+    sleep 6
+    kill -0 $jpid 2>/dev/null || { wait $jpid; echo "rail back: the job ended before the rail went down"; return 1; }
+    ip link set eth1 down
+    echo "rail back: eth1 down in guest a $(($(date +%s) - t0)) s in"
+    sleep 12
+    ip link set eth1 up
+    echo "rail back: eth1 up again in guest a $(($(date +%s) - t0)) s in"
+    wait $jpid
+    jrc=$?
+    echo "rail back: the job ended $(($(date +%s) - t0)) s in"
+    cp "$outdir/rail_back.out" "$top_builddir/tests/rxe/rail_back.log" 2>/dev/null
+    grep -v ' info: \| debug: ' "$outdir/rail_back.out"
+    [ $jrc -ne 124 ] || { echo "rail back: the job hung"; return 124; }
+    grep -q '^ok: put_nbi' "$outdir/rail_back.out" || return 1
+    # Repairs before the lanes were given up do not count: only those after
+    # a lane given up was tried again.
+    n=$(awk '/on rxe1:1, given up, is tried again/ { t = 1 } t && /on rxe1:1 repaired/ { n++ }
+             END { print n + 0 }' "$outdir/rail_back.out")
+    if [ "$n" -gt 0 ]; then
+        echo "rail back: $n lane ends on rxe1 repaired after they were tried again"
+    else
+        echo "rail back: no lane on rxe1 came back before the job ended"
+        return 1
+    fi
+}
+run_case "rail 1 down, then up again: its lanes are tried again and come back" 0 \
+    '^rail back: [0-9]+ lane ends on rxe1 repaired after' rail_back
+
 echo "two-guest suite: $(($(date +%s) - t_start)) s in guest a after the bed came up"
 finish

@@ -434,6 +434,7 @@ struct sr_tl_ctx {
     int             fault_init;    /* init step that fails */
     uint64_t        n_repaired, n_replayed;
     int             repairs_pending;
+    uint64_t        revive_next;   /* the earliest try of a lane given up (0: none; repair.c) */
     int             lane_events;   /* some lane's gen is not reported yet */
 };
 

@@ -357,6 +357,7 @@ static void *sr_ib_thread(void *arg)
         sr_ib_return_credits(ctx);
         sr_ib_heartbeats(ctx);
         pthread_mutex_unlock(&ctx->nlock);
+        sr_ib_revive_tick(ctx, sr_time_ns());
     }
     return NULL;
 }

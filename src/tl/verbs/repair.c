@@ -124,11 +124,14 @@ static int sr_ib_tell_dead(sr_tl_ep_t *ep, int l)
  * that fails, up to SR_IB_REVIVE_MAX_NS: a repair from a new QP whose
  * RECONNECT says so (SR_IB_CTL_REVIVE), which the other end, given up as
  * well, takes as the start of a repair of its own, or answers DEAD when it
- * cannot.  The try is due once the time has come (sr_ib_revive_check, from
- * the liveness checks, so that a lane given up costs progress nothing);
- * what fails during a try is logged at info level: the lane was given up
- * before, and said so.  A lane with no counterpart at the peer, or no
- * channel to repair over, is never tried again.
+ * cannot.  The try is due once the time has come: the progress thread,
+ * which wakes every 50 ms at most, sees ctx->revive_next pass and asks for
+ * a repair pass, which makes the tries that are due (sr_ib_revive_check;
+ * also from the liveness checks, for a context without that thread), so
+ * that a lane given up costs progress nothing.  What fails during a try is
+ * logged at info level: the lane was given up before, and said so.  A lane
+ * with no counterpart at the peer, or no channel to repair over, is never
+ * tried again.
  */
 void sr_ib_revive_plan(sr_tl_ep_t *ep, int l)
 {
@@ -145,12 +148,36 @@ void sr_ib_revive_plan(sr_tl_ep_t *ep, int l)
     if (lane->revive_ns > SR_IB_REVIVE_MAX_NS)
         lane->revive_ns = SR_IB_REVIVE_MAX_NS;
     lane->revive_at = sr_time_ns() + lane->revive_ns;
+    sr_ib_revive_arm(ctx, lane->revive_at);
+}
+
+void sr_ib_revive_arm(sr_tl_ctx_t *ctx, uint64_t at)
+{
+    uint64_t cur = SR_IB_LOAD(ctx->revive_next);
+    while ((cur == 0 || at < cur) &&
+           !__atomic_compare_exchange_n(&ctx->revive_next, &cur, at, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+        ;
+}
+
+void sr_ib_revive_tick(sr_tl_ctx_t *ctx, uint64_t now)
+{
+    uint64_t at = SR_IB_LOAD(ctx->revive_next);
+    if (at == 0 || now < at ||
+        !__atomic_compare_exchange_n(&ctx->revive_next, &at, 0, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;
+    SR_IB_STORE(ctx->repairs_pending, 1);
 }
 
 void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now)
 {
-    if (lane->state != SR_IB_LANE_DEAD || lane->revive_at == 0 || now < lane->revive_at)
+    if (lane->state != SR_IB_LANE_DEAD || lane->revive_at == 0)
         return;
+    if (now < lane->revive_at) {
+        sr_ib_revive_arm(ep->ctx, lane->revive_at);  /* the tick may have taken it */
+        return;
+    }
     lane->revive_at = 0;
     lane->revive_due = 1;
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
@@ -378,6 +405,8 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     if (lane->state == SR_IB_LANE_DEAD) {
         if (lane->tell_dead && !sr_ib_tell_dead(ep, l))
             return 1;
+        if (lane->revive_at)
+            sr_ib_revive_check(ep, lane, sr_time_ns());
         return lane->revive_due && sr_ib_revive(ep, l);
     }
     if (lane->state == SR_IB_LANE_UP &&

@@ -54,8 +54,14 @@ void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
 void sr_ib_revive_plan(sr_tl_ep_t *ep, int l);
 /* limbo.c: the drained QP's receive PSN, read before it is destroyed. */
 void sr_ib_old_rq_psn(sr_ib_lane_t *lane);
-/* From the liveness checks: a try that is due goes to the repair pass. */
+/* From the repair pass and the liveness checks: a try that is due is made
+ * by the repair pass; one that is not yet keeps ctx->revive_next. */
 void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now);
+/* ctx->revive_next goes down to `at`. */
+void sr_ib_revive_arm(sr_tl_ctx_t *ctx, uint64_t at);
+/* From the progress thread: once ctx->revive_next has passed, a repair
+ * pass is asked for (it touches no lane). */
+void sr_ib_revive_tick(sr_tl_ctx_t *ctx, uint64_t now);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
 void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
