@@ -152,7 +152,7 @@ rail_back() {
     echo "rail back: eth1 up again in guest a $(($(date +%s) - t0)) s in"
     wait $jpid
     jrc=$?
-    echo "rail back: the job ended $(($(date +%s) - t0)) s in"
+    echo "rail back: the job ended $(($(date +%s) - t0)) s in" | tee -a "$outdir/rail_back.out"
     cp "$outdir/rail_back.out" "$top_builddir/tests/rxe/rail_back.log" 2>/dev/null
     grep -v ' info: \| debug: ' "$outdir/rail_back.out"
     [ $jrc -ne 124 ] || { echo "rail back: the job hung"; return 124; }
