@@ -73,10 +73,11 @@ static struct ibv_context fdev;
 
 static int rnr_retry = -1;  /* what the last move to RTS set */
 static int rtr_fails;       /* a move to RTR fails: the peer is not reached */
+static int rtr_fail_port;   /* ... on this port only */
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
-    if (a->qp_state == IBV_QPS_RTR && rtr_fails)
+    if (a->qp_state == IBV_QPS_RTR && (rtr_fails || (rtr_fail_port && a->ah_attr.port_num == rtr_fail_port)))
         return errno = ENETUNREACH;
     if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_DEST_QPN))
         dest_of[qp->qp_num] = a->dest_qp_num;
@@ -193,7 +194,7 @@ static void link_lanes(void)
 static int setup(void **state)
 {
     (void)state;
-    nqps = nqueue = refuse_next = break_next = rtr_fails = 0;
+    nqps = nqueue = refuse_next = break_next = rtr_fails = rtr_fail_port = 0;
     memset(dest_of, 0, sizeof(dest_of));
     end_make(&A, 1, 2, 1);
     end_make(&B, 0, 1, 2);
@@ -384,6 +385,67 @@ static void test_a_lane_given_up_is_tried_again(void **state)
     assert_int_equal(a->repairs + b->repairs, 2);
 }
 
+/* e connects to the other end's process the way the cores do: the
+ * connector offers (no blob), the acceptor links with the offer and
+ * answers, the connector links with the answer.  Fresh endpoints. */
+static const uint8_t not_local[2];
+
+static symrail_status_t link_call(end_t *e, end_t *from)
+{
+    char addr[sizeof(sr_tl_peer_addr_t) + 512];
+    size_t len = sizeof(addr) - sizeof(sr_tl_peer_addr_t);
+    memset(addr, 0, sizeof(sr_tl_peer_addr_t));
+    if (from == NULL)
+        len = 0;
+    else
+        assert_int_equal(sr_ib_ep_addr_pack(from->ep, addr + sizeof(sr_tl_peer_addr_t), &len),
+                         SYMRAIL_OK);
+    sr_tl_ep_t *ep = NULL;
+    symrail_status_t st = sr_ib_peer_connect(e->ctx, 1, addr, sizeof(sr_tl_peer_addr_t) + len,
+                                             &ep);
+    if (st == SYMRAIL_OK)
+        e->ep = ep;
+    return st;
+}
+
+static void test_a_rail_that_does_not_reach_the_peer_at_connect_is_left_out(void **state)
+{
+    (void)state;
+    end_t *ends[2] = { &A, &B };
+    for (int i = 0; i < 2; i++) {
+        free(ends[i]->ep->lanes);
+        free(ends[i]->ep);
+        ends[i]->eps[1] = NULL;
+        ends[i]->ctx->params.is_local = not_local;
+    }
+    assert_int_equal(link_call(&B, NULL), SYMRAIL_OK);  /* the offer */
+    rtr_fail_port = 2;                                 /* A's second rail went down */
+    assert_int_equal(link_call(&A, &B), SYMRAIL_OK);
+    rtr_fail_port = 0;
+    assert_int_equal(link_call(&B, &A), SYMRAIL_OK);
+    /* A has 2 QPs per rail, B 1: lanes 1 and 3 of A have no counterpart. */
+    assert_int_equal(A.ep->lanes[0].state, SR_IB_LANE_UP);
+    assert_int_equal(A.ep->lanes[2].state, SR_IB_LANE_DEAD);
+    assert_int_equal(A.ep->lanes[2].down, 1);
+    assert_int_equal(A.ep->lanes[3].revive_at, 0);
+    assert_int_equal(A.ep->lanes[0].down, 0);
+    assert_int_equal(A.ep->lanes[1].down + A.ep->lanes[3].down, 2);
+    assert_int_equal(A.ep->lanes[2].tell_dead, 1);
+    assert_int_not_equal(A.ep->lanes[2].revive_at, 0);  /* A accepts: it tries again */
+    assert_int_equal(B.ep->lanes[1].state, SR_IB_LANE_UP);  /* B's end of it, not told yet */
+    pump();
+    assert_int_equal(A.ep->lanes[2].tell_dead, 0);
+    assert_int_equal(B.ep->lanes[1].state, SR_IB_LANE_DEAD);
+    assert_int_equal(B.ep->lanes[0].state, SR_IB_LANE_UP);
+    /* Back once tried again. */
+    sr_ib_revive_check(A.ep, &A.ep->lanes[2], A.ep->lanes[2].revive_at);
+    pump();
+    assert_int_equal(A.ep->lanes[2].state, SR_IB_LANE_UP);
+    assert_int_equal(B.ep->lanes[1].state, SR_IB_LANE_UP);
+    assert_int_equal(dest_of[A.ep->lanes[2].qp->qp_num], B.ep->lanes[1].qp->qp_num);
+    assert_int_equal(dest_of[B.ep->lanes[1].qp->qp_num], A.ep->lanes[2].qp->qp_num);
+}
+
 static void test_a_lane_the_connector_gives_up_dies_at_the_peer(void **state)
 {
     (void)state;
@@ -507,6 +569,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_lane_the_acceptor_gives_up_dies_at_the_peer,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lane_given_up_is_tried_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_rail_that_does_not_reach_the_peer_at_connect_is_left_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lane_the_connector_gives_up_dies_at_the_peer,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_giving_up_is_told_once_there_is_room, setup,

@@ -99,24 +99,44 @@ static symrail_status_t sr_ib_peer_link(sr_tl_ep_t *ep, const char *blob, size_t
     sr_ib_pair_rails(ctx, ep->pe, ras, (int)h.nrails, ep->first, peer_of);
     uint32_t qpp = ctx->qpp < h.qpp ? ctx->qpp : h.qpp;
     int nup = 0;
+    ep->peer_qpp = h.qpp;  /* names the peer's lanes (sr_ib_peer_lane) */
     for (int r = 0; r < ctx->nrails; r++) {
         int pr = peer_of[r];
         if (pr < 0)
             continue;  /* its lanes stay down */
         ep->rail_addr[r] = ras[pr];
         ep->peer_rail[r] = (int8_t)pr;
-        for (uint32_t q = 0; q < qpp; q++) {
+        int err = 0;
+        for (uint32_t q = 0; q < qpp && err == 0; q++) {
             uint32_t rqpn;
             memcpy(&rqpn, qpns + ((size_t)pr * h.qpp + q) * sizeof(uint32_t), 4);
             sr_ib_lane_t *lane = &ep->lanes[r * (int)ctx->qpp + (int)q];
-            symrail_status_t st = sr_ib_qp_connect(lane->qp, lane->rail, &ras[pr], rqpn, ep->pe);
-            if (st != SYMRAIL_OK)
-                return st;
+            const char *step = "";
+            err = sr_ib_qp_move(lane->qp, lane->rail, &ras[pr], rqpn, ep->pe, &step);
+            if (err != 0) {
+                /* As within a job (qp.c, sr_ib_rail_left_out): the rail
+                 * is left out for this peer, which is told, and tried
+                 * again later; the other rails carry it. */
+                sr_warn("verbs: rail %s:%d does not reach connected peer %d now (QP %u to %s "
+                        "failed: %s): left out for it, and tried again from time to time",
+                        lane->rail->dev->name, lane->rail->port, ep->pe, lane->qp->qp_num, step,
+                        strerror(err));
+                break;
+            }
             lane->rqpn = rqpn;
             sr_ib_lane_connected(lane, &ras[pr]);
             lane->down = 0;
             lane->state = SR_IB_LANE_UP;
             nup++;
+        }
+        for (uint32_t q = 0; err != 0 && q < qpp; q++) {
+            sr_ib_lane_t *lane = &ep->lanes[r * (int)ctx->qpp + (int)q];
+            nup -= lane->state == SR_IB_LANE_UP;
+            lane->down = 1;
+            lane->state = SR_IB_LANE_DEAD;
+            lane->tell_dead = ctx->params.ctl_send != NULL;
+            sr_ib_revive_plan(ep, r * (int)ctx->qpp + (int)q);
+            SR_IB_STORE(ctx->repairs_pending, 1);
         }
     }
     if (nup == 0) {
@@ -124,7 +144,6 @@ static symrail_status_t sr_ib_peer_link(sr_tl_ep_t *ep, const char *blob, size_t
         return SYMRAIL_ERR_UNSUPPORTED;
     }
     ep->pid = h.pid;
-    ep->peer_qpp = h.qpp;
     ep->up = 1;
     sr_info("verbs: connected peer %d (process %d): %d lanes, %u QPs per pair of rails", ep->pe,
             (int)h.pid, nup, qpp);
