@@ -159,8 +159,14 @@ rail_back() {
     grep -q '^ok: put_nbi' "$outdir/rail_back.out" || return 1
     # Repairs before the lanes were given up do not count: only those after
     # a lane given up was tried again.
-    n=$(awk '/on rxe1:1, given up, is tried again/ { t = 1 } t && /on rxe1:1 repaired/ { n++ }
+    # Tied to the process and lane: "symrail HOST:PID:PE info: verbs: lane L ...".
+    n=$(awk '/ lane [0-9]+ to PE [0-9]+ on rxe1:1, given up, is tried again/ { t[$2 " " $6] = 1 }
+             / lane [0-9]+ to PE [0-9]+ on rxe1:1 repaired/ { if (t[$2 " " $6]) n++ }
              END { print n + 0 }' "$outdir/rail_back.out")
+    if grep -Eq 'returned -4 \(timed out\)|failed: timed out' "$outdir/rail_back.out"; then
+        echo "rail back: an operation waited for SYMRAIL_OP_TIMEOUT"
+        return 1
+    fi
     if [ "$n" -gt 0 ]; then
         echo "rail back: $n lane ends on rxe1 repaired after they were tried again"
     else

@@ -279,10 +279,14 @@ static void rail_left_out(void)
     for (int q = 0; q < QPP; q++) {
         assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_DEAD);
         assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_DEAD);
-        /* As if they had been up a good while before: that must not make
-         * every try the first. */
+        /* As if they had been up a good while before they were given up
+         * (after some tries): the first try comes after the shortest
+         * wait, and that must not make every later try the first. */
         lane_of(0, 1, 1, q)->up_since = lane_of(1, 0, 1, q)->up_since =
             sr_time_ns() - 2 * SR_IB_REPAIR_FORGET_NS;
+        lane_of(0, 1, 1, q)->revive_ns = 8 * SR_IB_REVIVE_MIN_NS;
+        sr_ib_revive_plan(P[0].ctx->eps[1], QPP + q);
+        assert_int_equal(lane_of(0, 1, 1, q)->revive_ns, SR_IB_REVIVE_MIN_NS);
     }
 }
 
@@ -311,16 +315,17 @@ static void test_a_rail_left_out_comes_back_when_its_link_does(void **state)
     /* The progress thread sees the first try come due, and asks for a
      * repair pass, which makes it; a pass before the time re-arms it. */
     sr_tl_ctx_t *c0 = P[0].ctx;
-    uint64_t next = c0->revive_next;
-    assert_int_equal(next, lane_of(0, 1, 1, 0)->revive_at);
+    uint64_t next = c0->revive_next, at0 = lane_of(0, 1, 1, 0)->revive_at;
+    assert_true(next != 0 && next <= at0);
     c0->repairs_pending = 0;
     sr_ib_revive_tick(c0, next - 1);
     assert_int_equal(c0->repairs_pending, 0);
     sr_ib_revive_tick(c0, next);
     assert_int_equal(c0->repairs_pending, 1);
     assert_int_equal(c0->revive_next, 0);
-    sr_ib_repair(c0);  /* too early by the clock: nothing tried */
-    assert_int_equal(c0->revive_next, next);
+    sr_ib_repair(c0);  /* too early by the clock: nothing tried, the try armed again */
+    assert_int_equal(c0->revive_next, at0 < lane_of(0, 1, 1, 1)->revive_at
+                                          ? at0 : lane_of(0, 1, 1, 1)->revive_at);
     assert_int_equal(lane_of(0, 1, 1, 0)->state, SR_IB_LANE_DEAD);
     for (int q = 0; q < QPP; q++)
         lane_of(0, 1, 1, q)->revive_at = 1;  /* time has passed */
@@ -396,6 +401,72 @@ static void test_a_rail_still_down_is_tried_again_later_and_later(void **state)
     assert_int_equal(lane_of(1, 0, 1, 1)->state, SR_IB_LANE_UP);
 }
 
+/* One repair pass of PE p, its messages kept in sent[]. */
+static void step(int p)
+{
+    sr_tl_ep_t *ep = P[p].ctx->eps[1 - p];
+    P[p].ctx->nsend_free = 8;  /* one slot, copied at post by the fake */
+    ep->n_send_done = ep->n_sent;
+    P[p].credits[2 * (1 - p)] = ep->n_sent;
+    P[p].credits[2 * (1 - p) + 1] = ep->n_sent + 16;
+    sr_ib_repair(P[p].ctx);
+}
+
+/* A DEAD that PE 1 still owed from before crosses PE 0's try: PE 0 waits
+ * for the answer to its RECONNECT instead, which PE 1 gives. */
+static void test_a_stale_dead_does_not_end_a_try(void **state)
+{
+    (void)state;
+    rail_left_out();
+    fail_port = 0;  /* the link is back */
+    for (int q = 0; q < QPP; q++)
+        lane_of(1, 0, 1, q)->tell_dead = 1;  /* owed, not sent yet */
+    revive_due();
+    for (int i = 0; i < 3; i++)
+        step(0);  /* tried, new QPs made, RECONNECTs out */
+    for (int q = 0; q < QPP; q++)
+        assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_WAIT);
+    uint8_t held[8][SR_IB_MSG_SIZE];
+    int nheld = nsent;
+    memcpy(held, sent, sizeof(held));
+    nsent = 0;
+    step(1);  /* PE 1 pays what it owed */
+    assert_int_equal(nsent, QPP);
+    deliver(1);
+    for (int q = 0; q < QPP; q++)
+        assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_WAIT);
+    memcpy(sent, held, sizeof(held));
+    nsent = nheld;
+    deliver(0);
+    pump();
+    for (int q = 0; q < QPP; q++) {
+        assert_int_equal(lane_of(0, 1, 1, q)->state, SR_IB_LANE_UP);
+        assert_int_equal(lane_of(1, 0, 1, q)->state, SR_IB_LANE_UP);
+        assert_int_equal(dest_of[lane_of(0, 1, 1, q)->qp->qp_num], lane_of(1, 0, 1, q)->qp->qp_num);
+    }
+}
+
+/* A try the peer never answers ends, and the lane waits for the next. */
+static void test_a_try_with_no_answer_ends(void **state)
+{
+    (void)state;
+    rail_left_out();
+    uint64_t ns = lane_of(0, 1, 1, 0)->revive_ns;
+    revive_due();
+    for (int i = 0; i < 3; i++)
+        step(0);
+    nsent = 0;  /* lost */
+    sr_ib_lane_t *a = lane_of(0, 1, 1, 0);
+    assert_int_equal(a->state, SR_IB_LANE_WAIT);
+    step(0);
+    assert_int_equal(a->state, SR_IB_LANE_WAIT);  /* not yet */
+    a->try_until = 1;
+    step(0);
+    assert_int_equal(a->state, SR_IB_LANE_DEAD);
+    assert_int_equal(a->revive_ns, 2 * ns);
+    assert_int_not_equal(a->revive_at, 0);
+}
+
 static void test_the_notify_rail_cannot_be_left_out(void **state)
 {
     (void)state;
@@ -427,6 +498,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_rail_still_down_is_tried_again_later_and_later,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_stale_dead_does_not_end_a_try, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_try_with_no_answer_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_notify_rail_cannot_be_left_out, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_pe_connected_to_itself_tells_nobody, setup,

@@ -175,6 +175,7 @@ typedef enum {
  * time it fails again, up to a minute (repair.c, sr_ib_revive). */
 #define SR_IB_REVIVE_MIN_NS 1000000000ull
 #define SR_IB_REVIVE_MAX_NS (60ull * 1000000000ull)
+#define SR_IB_TRY_NS        (10ull * 1000000000ull)
 
 typedef struct {
     pthread_mutex_t lock;        /* see "Threads" above */
@@ -194,6 +195,10 @@ typedef struct {
     int            revive_due;   /* ... its next try is due: the repair pass makes it */
     uint64_t       revive_at;    /* DEAD: when it is tried again (0: never) */
     uint64_t       revive_ns;    /* ... the wait before that try, doubled at each */
+    uint64_t       try_until;    /* a try not done by then is given up again */
+    uint64_t       quiet_until;  /* a try that came up and fails at once: logged at info */
+    int            try_fresh;    /* the try's first rebuild: its old QP caught nothing */
+    uint32_t       dead_qpn;     /* DEAD says which RECONNECT of the peer it answers (0: none) */
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */

@@ -101,12 +101,13 @@ static int sr_ib_tell_dead(sr_tl_ep_t *ep, int l)
         lane->tell_dead = 0;
         return 1;
     }
-    symrail_status_t st = sr_ib_ctl_out(ep, SR_IB_CTL_DEAD, l, 0);
+    symrail_status_t st = sr_ib_ctl_out(ep, SR_IB_CTL_DEAD, l, lane->dead_qpn);
     if (st == SYMRAIL_ERR_AGAIN) {
         SR_IB_STORE(ep->ctx->repairs_pending, 1);
         return 0;
     }
     lane->tell_dead = 0;
+    lane->dead_qpn = 0;
     if (st != SYMRAIL_OK)
         sr_warn("verbs: PE %d cannot be told that lane %d on %s:%d is given up (%s): its "
                 "operations on that lane end at SYMRAIL_OP_TIMEOUT", ep->pe, l,
@@ -142,12 +143,17 @@ void sr_ib_revive_plan(sr_tl_ep_t *ep, int l)
     lane->revive_at = 0;
     lane->revive_due = 0;
     if (SR_IB_LOAD(ep->gone) || (ep->conn && ctx->params.ctl_send == NULL) ||
-        sr_ib_peer_lane(ep, l) == UINT32_MAX || !(lower || self))
+        (!ep->conn && !self && ep->nqp_error) || sr_ib_peer_lane(ep, l) == UINT32_MAX ||
+        !(lower || self))
         return;
+    uint64_t now = sr_time_ns();
+    if (lane->up_since && now - lane->up_since > SR_IB_REPAIR_FORGET_NS)
+        lane->revive_ns = 0;  /* up a good while: its tries start again from the first */
+    lane->up_since = 0;       /* ... once, not at each try */
     lane->revive_ns = lane->revive_ns ? 2 * lane->revive_ns : SR_IB_REVIVE_MIN_NS;
     if (lane->revive_ns > SR_IB_REVIVE_MAX_NS)
         lane->revive_ns = SR_IB_REVIVE_MAX_NS;
-    lane->revive_at = sr_time_ns() + lane->revive_ns;
+    lane->revive_at = now + lane->revive_ns;
     sr_ib_revive_arm(ctx, lane->revive_at);
 }
 
@@ -200,8 +206,8 @@ static int sr_ib_revive(sr_tl_ep_t *ep, int l)
     if (lane->outstanding != 0 || lane->limbo_head != NULL)
         return 1;  /* what it held ends first (sr_ib_limbo_run) */
     lane->revive_due = 0;
-    if (SR_IB_LOAD(ep->gone))
-        return 0;
+    if (SR_IB_LOAD(ep->gone) || (!ep->conn && ep->pe != ep->ctx->params.my_pe && ep->nqp_error))
+        return 0;  /* no channel left to repair over: for good */
     if (!sr_ib_port_up(lane->rail)) {
         sr_debug("verbs: lane %d to PE %d: port %s:%d is not active: tried again later", l,
                  ep->pe, lane->rail->dev->name, lane->rail->port);
@@ -209,6 +215,8 @@ static int sr_ib_revive(sr_tl_ep_t *ep, int l)
         return 0;
     }
     lane->reviving = 1;
+    lane->try_fresh = 1;
+    lane->try_until = sr_time_ns() + SR_IB_TRY_NS;
     lane->repairs = 0;
     lane->up_since = 0;  /* how long it was up before it was given up says nothing now */
     lane->asked = 0;
@@ -229,9 +237,13 @@ static void sr_ib_revive_accept(sr_tl_ep_t *ep, int l, sr_ib_ctl_t c)
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
     if (lane->outstanding != 0 || lane->limbo_head != NULL || !sr_ib_port_up(lane->rail)) {
         lane->tell_dead = 1;  /* not now: the peer tries again later */
+        lane->dead_qpn = c.qpn;
         return;
     }
     lane->reviving = 1;
+    lane->try_fresh = 1;
+    lane->try_until = sr_time_ns() + SR_IB_TRY_NS;
+    lane->tell_dead = 0;  /* a DEAD still owed is older than this try */
     lane->repairs = 0;
     lane->up_since = 0;
     lane->asked = 1;
@@ -253,6 +265,7 @@ static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell)
     sr_ib_lane_t *lane = &ep->lanes[l];
     lane->state = SR_IB_LANE_DEAD;
     lane->tell_dead = tell;
+    lane->dead_qpn = lane->peer_qpn;  /* the RECONNECT this answers, if any */
     SR_IB_STORE(ep->ctx->replays, 1);  /* its limbo fails (sr_ib_limbo_run) */
     if (lane->refused) {
         /* Offered while it was repaired: the core learns it is gone now. */
@@ -262,8 +275,9 @@ static void sr_ib_lane_dead_as(sr_tl_ep_t *ep, int l, const char *why, int tell)
     }
     sr_ib_revive_plan(ep, l);
     unsigned long long again = lane->revive_at ? lane->revive_ns / 1000000000ull : 0;
-    if (lane->reviving) {
+    if (lane->reviving || sr_time_ns() < lane->quiet_until) {
         lane->reviving = 0;
+        lane->quiet_until = 0;
         sr_info("verbs: lane %d to PE %d on %s:%d, tried again, still cannot be used: %s%s",
                 l, ep->pe, lane->rail->dev->name, lane->rail->port, why,
                 again ? "; tried again later" : "");
@@ -327,10 +341,12 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
         sr_ib_lane_dead(ep, l, "failed too often");
         return -1;
     }
-    if (lane->reviving && lane->state == SR_IB_LANE_DRAIN && lane->repairs == 1)
+    if (lane->try_fresh) {
+        lane->try_fresh = 0;
         lane->rq_psn_ok = 0;  /* given up: nothing of the peer's is caught in it */
-    else
+    } else {
         sr_ib_old_rq_psn(lane);
+    }
     ibv_destroy_qp(lane->qp);
     lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, NULL);
     if (lane->qp == NULL) {
@@ -340,8 +356,11 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
     if (ep->pe == ctx->params.my_pe && !ep->conn)
         rqpn = lane->qp->qp_num;  /* a lane to ourselves loops back into itself */
     if (rqpn && sr_ib_lane_connect(ep, lane, rqpn) != SYMRAIL_OK) {
+        /* A try that fails says nothing of the rail's other lanes. */
+        int trying = lane->reviving;
         sr_ib_lane_dead(ep, l, "reconnect failed");
-        sr_ib_rail_cut(ep, l);
+        if (!trying)
+            sr_ib_rail_cut(ep, l);
         return -1;
     }
     return 0;
@@ -357,6 +376,11 @@ static void sr_ib_lane_up(sr_tl_ep_t *ep, int l)
     lane->wc_err = 0;
     lane->peer_psn_ok = 0;
     lane->up_since = sr_time_ns();
+    /* A try that came up: the peer's end may still fail to connect just
+     * after, which is one more failed try, not news. */
+    lane->quiet_until = lane->reviving ? lane->up_since + SR_IB_TRY_NS : 0;
+    lane->reviving = 0;
+    lane->try_fresh = 0;
     __atomic_fetch_and(&ep->rails_cut, ~(1u << (lane->rail - ep->ctx->rails)), __ATOMIC_RELAXED);
     lane->gen++;
     SR_IB_STORE(ep->ctx->lane_events, 1);
@@ -421,6 +445,10 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
         return lane->ack_owed;
     }
     pending = 1;
+    if (lane->reviving && sr_time_ns() > lane->try_until) {
+        sr_ib_lane_dead(ep, l, "no answer to the try");  /* the peer stopped answering */
+        return 1;
+    }
     switch (lane->state) {
     case SR_IB_LANE_DRAIN:
         if (lane->outstanding != 0)
@@ -528,12 +556,19 @@ static void sr_ib_ctl_apply(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int pe, sr_ib_ctl_
                 lane->rqpn = c.qpn;
                 sr_ib_lane_up(ep, (int)c.lane);
             } else {
+                int trying = lane->reviving;
                 sr_ib_lane_dead(ep, (int)c.lane, "reconnect failed");
-                sr_ib_rail_cut(ep, (int)c.lane);
+                if (!trying)
+                    sr_ib_rail_cut(ep, (int)c.lane);
             }
         }
         break;
     case SR_IB_CTL_DEAD:
+        /* During a try, only the answer to it counts: a DEAD the peer owed
+         * from before crossed our RECONNECT, which it takes (the answer
+         * names our new QP). */
+        if (lane->reviving && c.qpn != lane->qp->qp_num)
+            break;
         /* The peer gave its end up: ours can never be reconnected. */
         if (!lane->down)
             sr_ib_lane_fail(ep, lane, NULL);
