@@ -1,0 +1,503 @@
+/*
+ * Gets through lane failures, against a fake device that moves the data:
+ * each QP executes its work requests in order (a READ copies the remote
+ * bytes into the WR's local address), completes the signalled ones, and in
+ * error flushes everything it still holds; the receive PSN it reports is
+ * that of its responder (the lanes loop back to their own PE, so a repair
+ * needs no peer).  A small model of the core posts the slices of a get over
+ * 2 rails x 2 QPs and posts a failed slice again on another lane.  Faults
+ * come at random: a retry-exceeded error, a responder that refused (flush
+ * with no error of ours), a read executed whose response was lost or only
+ * partly landed, the stall watch, a lane broken from outside; through
+ * zero-copy and bounce buffers.  Checked: every slice is called back once
+ * per post, and when with success, its bytes are in place at that moment;
+ * no QP is destroyed with work or completions of it still to come; at the
+ * end every byte arrived and nothing is left outstanding.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "tl/verbs/ib.h"
+
+#define NRAILS  2
+#define QPP     2
+#define NL      (NRAILS * QPP)
+#define SLICE   4096
+#define NSLICES 24
+#define TOTAL   (SLICE * NSLICES)
+#define RADDR   0x100000ull
+#define MAXQPS  512
+#define RING    1024
+
+/* ---- the fake device ---- */
+
+typedef struct {
+    uint64_t wr_id;
+    int      opcode, sig;
+    uintptr_t laddr;
+    uint32_t len;
+    uint64_t raddr;
+    uint32_t psn_next;
+} fwr_t;
+
+typedef struct {
+    struct ibv_qp qp;  /* first: the library's handle */
+    int      dev, err, destroyed;
+    uint32_t sq_psn, rq_psn, mtu;
+    fwr_t    sq[RING];
+    unsigned head, tail;
+} fqp_t;
+
+typedef struct {
+    struct ibv_wc wc;
+    uint32_t      qpn;
+} fcqe_t;
+
+static struct ibv_context fctx;
+static struct ibv_cq fcq[NRAILS];
+static struct ibv_mr fmr[NRAILS];
+static fqp_t fqps[MAXQPS];
+static int nfqps;
+static fcqe_t cqes[NRAILS][RING];
+static unsigned cq_head[NRAILS], cq_tail[NRAILS];
+static unsigned char rmem[TOTAL];  /* the peer's heap: what the gets read */
+
+static fqp_t *fq(struct ibv_qp *qp)
+{
+    return (fqp_t *)(void *)qp;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
+{
+    (void)pd;
+    assert_true(nfqps < MAXQPS);
+    fqp_t *q = &fqps[nfqps];
+    memset(q, 0, sizeof(*q));
+    q->qp.context = &fctx;
+    q->qp.qp_num = 1000 + (uint32_t)nfqps++;
+    q->dev = ia->send_cq == &fcq[1];
+    q->mtu = 1024;
+    ia->cap.max_inline_data = 48;
+    return &q->qp;
+}
+
+/* A QP destroyed with a completion of it still to come would name an op
+ * that may serve another WR by then. */
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+    fqp_t *q = fq(qp);
+    assert_int_equal(q->head, q->tail);
+    for (unsigned i = cq_head[q->dev]; i != cq_tail[q->dev]; i++)
+        assert_int_not_equal(cqes[q->dev][i % RING].qpn, qp->qp_num);
+    q->destroyed = 1;
+    return 0;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *ia)
+{
+    (void)mask, (void)ia;
+    a->qp_state = fq(qp)->err ? IBV_QPS_ERR : IBV_QPS_RTS;
+    a->rq_psn = fq(qp)->rq_psn;
+    return 0;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    fqp_t *q = fq(qp);
+    if (a->qp_state == IBV_QPS_ERR)
+        q->err = 1;  /* what it holds is flushed on the device's next step */
+    if (a->qp_state == IBV_QPS_RTR) {
+        q->rq_psn = a->rq_psn & 0xffffff;
+        q->mtu = 128u << a->path_mtu;
+    }
+    if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_SQ_PSN))
+        q->sq_psn = a->sq_psn & 0xffffff;
+    return 0;
+}
+
+static void cqe_add(fqp_t *q, uint64_t wr_id, enum ibv_wc_status st)
+{
+    assert_true(cq_tail[q->dev] - cq_head[q->dev] < RING);
+    cqes[q->dev][cq_tail[q->dev]++ % RING] =
+        (fcqe_t){ { .wr_id = wr_id, .status = st }, q->qp.qp_num };
+}
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    (void)bad;
+    fqp_t *q = fq(qp);
+    assert_false(q->destroyed);
+    for (; wr; wr = wr->next) {
+        assert_true(q->tail - q->head < RING);
+        uint32_t len = wr->num_sge ? wr->sg_list[0].length : 0;
+        q->sq_psn += wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_RDMA_WRITE
+                         ? (len ? (len - 1) / q->mtu + 1 : 1) : 1;
+        q->sq_psn &= 0xffffff;
+        q->sq[q->tail++ % RING] = (fwr_t){ wr->wr_id, wr->opcode,
+                                           (wr->send_flags & IBV_SEND_SIGNALED) != 0,
+                                           wr->num_sge ? wr->sg_list[0].addr : 0, len,
+                                           wr->wr.rdma.remote_addr, q->sq_psn };
+    }
+    return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int d = cq == &fcq[1], k = 0;
+    while (k < n && cq_head[d] != cq_tail[d])
+        wc[k++] = cqes[d][cq_head[d]++ % RING].wc;
+    return k;
+}
+
+static int fqp_busy(const fqp_t *q)
+{
+    return !q->destroyed && q->head != q->tail;
+}
+
+/* The responder (the QP itself: the lanes loop back) executes the head WR;
+ * `land`: the bytes of a read that reach us (all, half or none). */
+static fwr_t *fqp_exec(fqp_t *q, uint32_t land)
+{
+    fwr_t *w = &q->sq[q->head % RING];
+    if (w->len && w->raddr >= RADDR) {
+        uint64_t off = w->raddr - RADDR;
+        assert_true(off + w->len <= TOTAL);
+        if (w->opcode == IBV_WR_RDMA_READ)
+            memcpy((void *)w->laddr, rmem + off, land < w->len ? land : w->len);
+        else
+            memcpy(rmem + off, (void *)w->laddr, w->len);
+    }
+    q->rq_psn = w->psn_next;
+    return w;
+}
+
+static void fqp_complete_head(fqp_t *q)
+{
+    fwr_t *w = fqp_exec(q, UINT32_MAX);
+    if (w->sig)
+        cqe_add(q, w->wr_id, IBV_WC_SUCCESS);
+    q->head++;
+}
+
+/* In error: every WR it still holds completes flushed, in order. */
+static void fqp_flush(fqp_t *q)
+{
+    q->err = 1;
+    for (; q->head != q->tail; q->head++)
+        cqe_add(q, q->sq[q->head % RING].wr_id, IBV_WC_WR_FLUSH_ERR);
+}
+
+/* The QP's retries ran out on its head WR. */
+static void fqp_retry_exceeded(fqp_t *q)
+{
+    cqe_add(q, q->sq[q->head++ % RING].wr_id, IBV_WC_RETRY_EXC_ERR);
+    fqp_flush(q);
+}
+
+/* ---- a context whose 4 lanes loop back to its own PE ---- */
+
+static sr_tl_ctx_t *ctx;
+static sr_tl_ep_t *ep;
+static sr_tl_ep_t *eps[1];
+static uint64_t rng;
+
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    nfqps = 0;
+    memset(cq_head, 0, sizeof(cq_head));
+    memset(cq_tail, 0, sizeof(cq_tail));
+    fctx.ops.post_send = fake_post_send;
+    fctx.ops.poll_cq = fake_poll_cq;
+    for (size_t i = 0; i < TOTAL; i++)
+        rmem[i] = (unsigned char)(1 + (i * 7 + i / SLICE) % 251);  /* never 0 */
+    ctx = calloc(1, sizeof(*ctx));
+    ctx->mt = 1;
+    pthread_mutex_init(&ctx->rlock, NULL);
+    pthread_mutex_init(&ctx->flock, NULL);
+    pthread_mutex_init(&ctx->plock, NULL);
+    pthread_mutex_init(&ctx->nlock, NULL);
+    ctx->params.n_pes = 1;
+    ctx->params.my_pe = 0;
+    ctx->max_wr = 6;
+    ctx->sig_every = 2;
+    ctx->max_inline = 48;
+    ctx->fault_lane = -1;
+    ctx->stall_ns = 1000000000ull;
+    ctx->ndevs = NRAILS;
+    ctx->nrails = NRAILS;
+    ctx->qpp = QPP;
+    for (int r = 0; r < NRAILS; r++) {
+        fcq[r].context = &fctx;
+        ctx->devs[r].cq = &fcq[r];
+        ctx->devs[r].cq_size = 64;
+        fmr[r].lkey = 10 + (uint32_t)r;
+        ctx->devs[r].scratch_mr = &fmr[r];
+        snprintf(ctx->devs[r].name, sizeof(ctx->devs[r].name), "fake%d", r);
+        ctx->rails[r].dev = &ctx->devs[r];
+        ctx->rails[r].port = 1;
+        ctx->rails[r].weight = 1;
+        ctx->rails[r].mtu = IBV_MTU_1024;
+    }
+    ctx->amo_free = ctx->bounce_free = ~0ull;
+    ctx->amo_res = calloc(SR_IB_AMO_SLOTS, sizeof(uint64_t));
+    ctx->bounce_len = SLICE;
+    ctx->bounce = calloc(64, SLICE);
+    ctx->scratch_len = TOTAL;
+    ctx->scratch = calloc(1, TOTAL);  /* registered: read into in place */
+    sr_pool_init(&ctx->ops, sizeof(sr_ib_op_t), 64);
+    ctx->lanes = calloc(NL, sizeof(*ctx->lanes));
+    ep = calloc(1, sizeof(*ep));
+    ep->ctx = ctx;
+    ep->pe = 0;
+    ep->nlanes = NL;
+    ep->lanes = ctx->lanes;
+    ep->raddr[0] = RADDR;
+    for (int r = 0; r < NRAILS; r++)
+        ep->rail_addr[r].mtu = IBV_MTU_1024;
+    for (int l = 0; l < NL; l++) {
+        sr_ib_lane_t *lane = &ep->lanes[l];
+        struct ibv_qp_init_attr ia = { .send_cq = &fcq[l / QPP] };
+        pthread_mutex_init(&lane->lock, NULL);
+        lane->rail = &ctx->rails[l / QPP];
+        lane->qp = ibv_create_qp(NULL, &ia);
+        assert_int_equal(sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[0],
+                                          lane->qp->qp_num, 0), SYMRAIL_OK);
+        sr_ib_lane_connected(lane, &ep->rail_addr[0]);
+    }
+    eps[0] = ep;
+    ctx->eps = eps;
+    ctx->neps = 1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (sr_ib_flush_t *f = ctx->flushes, *n; f; f = n) {
+        n = f->next;
+        free(f);
+    }
+    sr_pool_fini(&ctx->ops);
+    free(ctx->scratch);
+    free(ctx->bounce);
+    free(ctx->amo_res);
+    free(ctx->lanes);
+    free(ep);
+    free(ctx);
+    return 0;
+}
+
+static void progress(void)
+{
+    sr_ib_done_t done;
+    sr_ib_done_init(&done);
+    sr_ib_poll(ctx, &done);
+    sr_ib_rma_progress(ctx, &done);
+    if (SR_IB_LOAD(ctx->repairs_pending))
+        sr_ib_repair(ctx);
+    sr_ib_done_run(&done);
+}
+
+/* ---- the core, as far as a get's slices go ---- */
+
+typedef struct {
+    sr_tl_comp_t comp;
+    int          idx, lane, posts, calls, done, waiting;
+} slice_t;
+
+static slice_t sl[NSLICES];
+static unsigned char *dst;
+static int ok_calls, failed_calls;
+
+static void slice_cb(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    slice_t *s = (slice_t *)comp;
+    s->calls++;
+    assert_int_equal(s->calls, s->posts);  /* one callback per post */
+    assert_false(s->done);
+    if (status == SYMRAIL_OK) {
+        /* Success: its bytes are there now, not later. */
+        size_t off = (size_t)s->idx * SLICE;
+        if (memcmp(dst + off, rmem + off, SLICE) != 0)
+            fail_msg("slice %d called back OK on lane %d, its bytes not written", s->idx,
+                     s->lane);
+        s->done = 1;
+        ok_calls++;
+        return;
+    }
+    failed_calls++;
+    s->waiting = 1;
+    s->lane = (s->lane + 1 + (int)rnd(NL - 1)) % NL;  /* another lane */
+}
+
+/* Posts the slices that wait; a lane with no room or down sends them on. */
+static void post_waiting(void)
+{
+    for (int i = 0; i < NSLICES; i++) {
+        slice_t *s = &sl[i];
+        if (!s->waiting)
+            continue;
+        size_t off = (size_t)i * SLICE;
+        s->comp.flags = rnd(2) ? SR_TL_COMP_MORE : 0;
+        symrail_status_t st = sr_ib_get(ep, s->lane, dst + off, 0, off, SLICE, &s->comp);
+        if (st == SR_TL_INPROGRESS) {
+            s->posts++;
+            s->waiting = 0;
+        } else {
+            assert_true(st == SYMRAIL_ERR_AGAIN || st == SYMRAIL_ERR_TRANSPORT);
+            s->lane = (s->lane + 1) % NL;
+        }
+    }
+    sr_ib_ep_post_end(ep);
+}
+
+static int all_done(void)
+{
+    for (int i = 0; i < NSLICES; i++)
+        if (!sl[i].done)
+            return 0;
+    return 1;
+}
+
+/* One fault on lane l's QP. */
+static void fault(int l)
+{
+    sr_ib_lane_t *lane = &ep->lanes[l];
+    fqp_t *q = fq(lane->qp);
+    lane->repairs = 0;  /* repaired as often as it takes: none is given up */
+    switch (rnd(6)) {
+    case 0:  /* the peer stopped answering */
+        if (fqp_busy(q) && !q->err)
+            fqp_retry_exceeded(q);
+        break;
+    case 1:  /* the responder refused a request of the peer's: flushed, no error of ours */
+        if (!q->err)
+            fqp_flush(q);
+        break;
+    case 2:  /* a read executed, its response lost or only partly landed */
+    case 3:
+        if (fqp_busy(q) && !q->err) {
+            fwr_t *w = fqp_exec(q, rnd(2) ? 0 : q->sq[q->head % RING].len / 2);
+            if (w->opcode == IBV_WR_RDMA_READ) {
+                cqe_add(q, q->sq[q->head++ % RING].wr_id, IBV_WC_RETRY_EXC_ERR);
+                fqp_flush(q);
+            } else {
+                fqp_complete_head(q);
+            }
+        }
+        break;
+    case 4:  /* nothing completes for a while: the stall watch */
+        assert_int_equal(sr_tl_verbs_ops.ep_check(ep), SYMRAIL_OK);
+        sr_ib_lock(ctx, &lane->lock);
+        lane->watch_since -= 2 * ctx->stall_ns;
+        sr_ib_unlock(ctx, &lane->lock);
+        assert_int_equal(sr_tl_verbs_ops.ep_check(ep), SYMRAIL_OK);
+        break;
+    default:  /* broken from outside (the peer saw it fail) */
+        sr_ib_lock(ctx, &lane->lock);
+        sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+        sr_ib_unlock(ctx, &lane->lock);
+        break;
+    }
+}
+
+/* The device's step: some QP executes its head WR, or a QP in error
+ * flushes what it holds. */
+static void device_step(void)
+{
+    for (int i = 0; i < nfqps; i++)
+        if (fqp_busy(&fqps[i]) && fqps[i].err)
+            fqp_flush(&fqps[i]);
+    int l = (int)rnd(NL);
+    fqp_t *q = fq(ep->lanes[l].qp);
+    for (unsigned n = rnd(3) + 1; n-- && fqp_busy(q) && !q->err;)
+        fqp_complete_head(q);
+}
+
+static void get_through_failures(int zcopy, uint64_t seed, int faults)
+{
+    rng = seed;
+    dst = zcopy ? (unsigned char *)ctx->scratch : calloc(1, TOTAL);
+    memset(dst, 0, TOTAL);
+    memset(sl, 0, sizeof(sl));
+    ok_calls = failed_calls = 0;
+    for (int i = 0; i < NSLICES; i++) {
+        sl[i].comp.cb = slice_cb;
+        sl[i].idx = i;
+        sl[i].lane = i % NL;
+        sl[i].waiting = 1;
+    }
+    int steps = 0;
+    while (!all_done()) {
+        assert_true(++steps < 200000);
+        post_waiting();
+        unsigned a = rnd(100);
+        if (a < 55)
+            device_step();
+        else if (a < 58 && faults > 0 && steps > 3) {
+            faults--;
+            fault((int)rnd(NL));
+        }
+        if (rnd(3) == 0 || faults == 0)
+            progress();
+        if (faults == 0)
+            device_step();
+    }
+    /* Nothing is called back after the get is done, and nothing is left. */
+    for (int k = 0; k < 50; k++) {
+        device_step();
+        progress();
+    }
+    assert_memory_equal(dst, rmem, TOTAL);
+    for (int i = 0; i < NSLICES; i++)
+        assert_int_equal(sl[i].calls, sl[i].posts);
+    for (int l = 0; l < NL; l++) {
+        assert_int_equal(ep->lanes[l].state, SR_IB_LANE_UP);
+        assert_null(ep->lanes[l].limbo_head);
+    }
+    assert_int_equal(ok_calls, NSLICES);
+    if (!zcopy)
+        free(dst);
+}
+
+static void test_get_through_failures_zcopy(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        teardown(NULL);
+        setup(NULL);
+        get_through_failures(1, seed * 0x9e3779b97f4a7c15ull, 1 + (int)(seed % 6));
+    }
+}
+
+static void test_get_through_failures_bounce(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        teardown(NULL);
+        setup(NULL);
+        get_through_failures(0, seed * 0x2545f4914f6cdd1dull, 1 + (int)(seed % 6));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_get_through_failures_zcopy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_through_failures_bounce, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
