@@ -12,7 +12,10 @@
  * zero-copy and bounce buffers.  Checked: every slice is called back once
  * per post, and when with success, its bytes are in place at that moment;
  * no QP is destroyed with work or completions of it still to come; at the
- * end every byte arrived and nothing is left outstanding.
+ * end every byte arrived and nothing is left outstanding.  Then the same
+ * faults under the core's own slices, retries and requests (its progress
+ * drives the device): a blocking put and get return success only with
+ * every byte in place.
  */
 #include "config.h"
 
@@ -24,6 +27,8 @@
 #include <cmocka.h>
 
 #include "tl/verbs/ib.h"
+#include "core/rt.h"
+#include "core/spray_core.h"
 
 #define NRAILS  2
 #define QPP     2
@@ -493,11 +498,116 @@ static void test_get_through_failures_bounce(void **state)
     }
 }
 
+/* ---- the same through the core: its slices, retries and request ---- */
+
+static int core_faults;
+
+/* The core's progress drives the device too, and brings the faults. */
+static int core_progress(sr_tl_ctx_t *c)
+{
+    (void)c;
+    if (core_faults > 0 && rnd(25) == 0) {
+        core_faults--;
+        fault((int)rnd(NL));
+    }
+    for (unsigned n = rnd(4); n--;)
+        device_step();
+    progress();
+    return 1;
+}
+
+static sr_tl_ops_t core_ops;
+
+static char *core_getenv(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+
+static void core_setup(void)
+{
+    core_ops = sr_tl_verbs_ops;
+    core_ops.progress = core_progress;
+    core_ops.local_hint = sr_tl_no_local_hint;
+    memset(&sr_rt, 0, sizeof(sr_rt));
+    assert_int_equal(sr_env_load(core_getenv, &sr_rt.env), SYMRAIL_OK);
+    sr_rt.env.spin_count = 10;
+    sr_rt.env.op_timeout = 60000;
+    assert_int_equal(sr_spray_setup(), SYMRAIL_OK);
+    sr_rt.n_pes = 1;
+    sr_rt.n_max = 1;
+    sr_rt.sleeper = -1;
+    sr_rt.hold_lane = -1;
+    sr_rt.peers = calloc(1, sizeof(*sr_rt.peers));
+    sr_rt.pids = calloc(1, sizeof(int));
+    sr_rt.peers[0].ops = &core_ops;
+    sr_rt.peers[0].ep = ep;
+    sr_rt.peers[0].slice = SLICE;
+    sr_rt.peers[0].ordered = 1;
+    sr_rt.peers[0].local_comp = 1;  /* puts of bounce buffers complete at post */
+    sr_rt.tls[0].ops = &core_ops;
+    sr_rt.tls[0].tl = ctx;
+    sr_rt.ntls = 1;
+    assert_int_equal(sr_ctx_new(0, &sr_rt.dctx), SYMRAIL_OK);
+    sr_peer_lanes_refresh(0);
+}
+
+static void core_teardown(void)
+{
+    sr_ctxs_fini();
+    sr_health_fini();
+    free(sr_rt.peers);
+    free(sr_rt.pids);
+    sr_env_release(&sr_rt.env);
+}
+
+/* A put of the whole heap and then a get of it, each returning only once
+ * every byte is where it belongs, whatever failed on the way. */
+static void core_get_through_failures(int zcopy, uint64_t seed, int faults)
+{
+    rng = seed;
+    core_faults = faults;
+    core_setup();
+    unsigned char *buf = zcopy ? (unsigned char *)ctx->scratch : calloc(1, TOTAL);
+    unsigned char *want = malloc(TOTAL);
+    for (size_t i = 0; i < TOTAL; i++)
+        want[i] = buf[i] = (unsigned char)(3 + (i * 13 + seed) % 241);
+    assert_int_equal(sr_rma_net(sr_rt.dctx, 1, buf, 0, TOTAL, 0, 1), SYMRAIL_OK);
+    assert_int_equal(sr_quiet(sr_rt.dctx), SYMRAIL_OK);
+    for (size_t i = 0; i < TOTAL; i++)
+        if (rmem[i] != want[i])
+            fail_msg("seed %llx: a put returned success, byte %zu (slice %zu) not written",
+                     (unsigned long long)seed, i, i / SLICE);
+    memset(buf, 0, TOTAL);
+    assert_int_equal(sr_rma_net(sr_rt.dctx, 0, buf, 0, TOTAL, 0, 1), SYMRAIL_OK);
+    for (size_t i = 0; i < TOTAL; i++)
+        if (buf[i] != want[i])
+            fail_msg("seed %llx: a get returned success, byte %zu (slice %zu) not written",
+                     (unsigned long long)seed, i, i / SLICE);
+    core_faults = 0;
+    assert_int_equal(sr_quiet(sr_rt.dctx), SYMRAIL_OK);
+    core_teardown();
+    free(want);
+    if (!zcopy)
+        free(buf);
+}
+
+static void test_core_get_through_failures(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        teardown(NULL);
+        setup(NULL);
+        core_get_through_failures(seed & 1, seed * 0x9e3779b97f4a7c15ull, 1 + (int)(seed % 8));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_get_through_failures_zcopy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_bounce, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_core_get_through_failures, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
