@@ -432,6 +432,29 @@ static void device_step(void)
         fqp_complete_head(q);
 }
 
+/* A lane broken from outside (the peer saw it fail) when all its QP still
+ * owes is an unsignalled put that the QP executed: no completion will ever
+ * come for it, and the lane must drain and be repaired all the same. */
+static void test_lane_drains_behind_an_executed_unsignalled_put(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    uint64_t v = 7;
+    assert_int_equal(sr_ib_put(ep, 0, &v, 0, 0, 8, NULL), SYMRAIL_OK);  /* inline */
+    assert_true(lane->sig_seq < lane->sq_posted);  /* unsignalled */
+    fqp_complete_head(fq(lane->qp));               /* done: no completion */
+    sr_ib_lock(ctx, &lane->lock);
+    sr_ib_lane_fail(ep, lane, "the peer saw it fail");
+    sr_ib_unlock(ctx, &lane->lock);
+    for (int i = 0; i < 10 && lane->state != SR_IB_LANE_UP; i++) {
+        device_step();
+        progress();
+    }
+    assert_int_equal(lane->state, SR_IB_LANE_UP);
+    assert_int_equal(lane->outstanding, 0);
+    assert_null(lane->wq_head);
+}
+
 static void get_through_failures(int zcopy, uint64_t seed, int faults)
 {
     rng = seed;
@@ -605,6 +628,8 @@ static void test_core_get_through_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lane_drains_behind_an_executed_unsignalled_put,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_zcopy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_bounce, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_get_through_failures, setup, teardown),
