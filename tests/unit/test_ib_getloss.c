@@ -8,8 +8,10 @@
  * 2 rails x 2 QPs and posts a failed slice again on another lane.  Faults
  * come at random: a retry-exceeded error, a responder that refused (flush
  * with no error of ours), a read executed whose response was lost or only
- * partly landed, the stall watch, a lane broken from outside; through
- * zero-copy and bounce buffers.  Checked: every slice is called back once
+ * partly landed, the stall watch, a lane broken from outside, a post the
+ * QP refuses part way through its chain, a limbo that stops waiting for
+ * the PSN, lanes given up (all but lane 0); through zero-copy and bounce
+ * buffers.  Checked: every slice is called back once
  * per post, and when with success, its bytes are in place at that moment;
  * no QP is destroyed with work or completions of it still to come; at the
  * end every byte arrived and nothing is left outstanding.  Then the same
@@ -23,6 +25,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -133,12 +136,17 @@ static void cqe_add(fqp_t *q, uint64_t wr_id, enum ibv_wc_status st)
         (fcqe_t){ { .wr_id = wr_id, .status = st }, q->qp.qp_num };
 }
 
+static int post_fails;  /* the next post takes this many WRs less one, then refuses */
+
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-    (void)bad;
     fqp_t *q = fq(qp);
     assert_false(q->destroyed);
     for (; wr; wr = wr->next) {
+        if (post_fails > 0 && --post_fails == 0) {
+            *bad = wr;  /* this one and those after it never reached the QP */
+            return ENOMEM;
+        }
         assert_true(q->tail - q->head < RING);
         uint32_t len = wr->num_sge ? wr->sg_list[0].length : 0;
         q->sq_psn += wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_RDMA_WRITE
@@ -222,6 +230,7 @@ static int setup(void **state)
 {
     (void)state;
     nfqps = 0;
+    post_fails = 0;
     memset(cq_head, 0, sizeof(cq_head));
     memset(cq_tail, 0, sizeof(cq_tail));
     fctx.ops.post_send = fake_post_send;
@@ -314,6 +323,7 @@ static void progress(void)
     if (SR_IB_LOAD(ctx->repairs_pending))
         sr_ib_repair(ctx);
     sr_ib_done_run(&done);
+    sr_ib_lane_report(ctx);
 }
 
 /* ---- the core, as far as a get's slices go ---- */
@@ -382,8 +392,16 @@ static void fault(int l)
 {
     sr_ib_lane_t *lane = &ep->lanes[l];
     fqp_t *q = fq(lane->qp);
-    lane->repairs = 0;  /* repaired as often as it takes: none is given up */
-    switch (rnd(6)) {
+    /* Lane 0 is repaired as often as it takes; the others may be given up. */
+    if (l == 0 || rnd(4))
+        lane->repairs = 0;
+    switch (rnd(8)) {
+    case 6:  /* the QP refuses a post, part way through its chain */
+        post_fails = 1 + (int)rnd(3);
+        return;
+    case 7:  /* the work its failure caught waits no longer for the PSN */
+        ctx->limbo_ns = ctx->limbo_ns ? 0 : 1;
+        return;
     case 0:  /* the peer stopped answering */
         if (fqp_busy(q) && !q->err)
             fqp_retry_exceeded(q);
@@ -493,7 +511,7 @@ static void get_through_failures(int zcopy, uint64_t seed, int faults)
     for (int i = 0; i < NSLICES; i++)
         assert_int_equal(sl[i].calls, sl[i].posts);
     for (int l = 0; l < NL; l++) {
-        assert_int_equal(ep->lanes[l].state, SR_IB_LANE_UP);
+        assert_true(ep->lanes[l].state == SR_IB_LANE_UP || ep->lanes[l].state == SR_IB_LANE_DEAD);
         assert_null(ep->lanes[l].limbo_head);
     }
     assert_int_equal(ok_calls, NSLICES);
@@ -571,6 +589,8 @@ static void core_setup(void)
     sr_rt.tls[0].ops = &core_ops;
     sr_rt.tls[0].tl = ctx;
     sr_rt.ntls = 1;
+    ctx->params.lane_cb = sr_lane_event;  /* the core's weights follow the lanes */
+    ctx->params.cb_arg = &sr_rt.tls[0];
     assert_int_equal(sr_ctx_new(0, &sr_rt.dctx), SYMRAIL_OK);
     sr_peer_lanes_refresh(0);
 }
