@@ -458,7 +458,8 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
  * the QP in error, comes back flushed and retires them (comp.c: a
  * completion covers the WRs before it); it goes ahead of any the QP never
  * took, which complete as flushed after it (flush.c, sr_ib_unposted).
- * Lane lock held; again on the next repair pass when there is no room.
+ * Work still held goes to the QP behind it, flushed as well.  Lane lock
+ * held; again on the next repair pass when there is no room.
  */
 void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
@@ -466,7 +467,6 @@ void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     sr_ib_op_t *last = NULL;
     if (lane->qp == NULL)
         return;
-    sr_ib_post_lane(ep, lane);  /* held work goes to the QP in error: flushed */
     for (sr_ib_op_t *x = lane->wq_head; x && !(x->kind & 0x100); x = x->next)
         last = x;
     if (last == NULL || (last->wr.send_flags & IBV_SEND_SIGNALED) || !sr_ib_room(ep, lane))
