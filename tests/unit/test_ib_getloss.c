@@ -302,6 +302,38 @@ static void test_lane_drains_behind_an_executed_unsignalled_put(void **state)
     assert_null(lane->wq_head);
 }
 
+/* The same behind a chain the QP refused whole, which filled the lane: the
+ * slots its WRs hold (the signalled one among them) are none of the QP's,
+ * and the write that drains the lane goes in all the same. */
+static void test_lane_drains_behind_a_refused_chain_that_filled_it(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    uint64_t v = 7;
+    sr_tl_comp_t more = { .cb = NULL, .flags = SR_TL_COMP_MORE };
+    assert_int_equal(sr_ib_put(ep, 0, &v, 0, 0, 8, NULL), SYMRAIL_OK);
+    fqp_complete_head(fq(lane->qp));  /* done, unsignalled: no completion */
+    post_fails = 1;                   /* the next chain: refused from its first WR */
+    for (uint32_t i = 1; i < ctx->max_wr; i++)
+        assert_int_equal(sr_ib_put(ep, 0, &v, 0, 8 * i, 8, &more), SYMRAIL_OK);
+    sr_ib_ep_post_end(ep);
+    assert_int_equal(lane->down, 1);
+    assert_int_equal(lane->outstanding, ctx->max_wr);
+    for (int i = 0; i < 10 && lane->state != SR_IB_LANE_UP; i++) {
+        device_step();
+        progress();
+    }
+    assert_int_equal(lane->state, SR_IB_LANE_UP);
+    assert_null(lane->wq_head);
+    /* The refused puts went again on another lane, or on this one repaired. */
+    for (int i = 0; i < 10; i++) {
+        device_step();
+        progress();
+    }
+    for (uint32_t i = 1; i < ctx->max_wr; i++)
+        assert_int_equal(rmem[8 * i], 7);
+}
+
 static void get_through_failures(int zcopy, uint64_t seed, int faults)
 {
     rng = seed;
@@ -478,6 +510,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lane_drains_behind_an_executed_unsignalled_put,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lane_drains_behind_a_refused_chain_that_filled_it,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_zcopy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_bounce, setup, teardown),

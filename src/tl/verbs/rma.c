@@ -467,9 +467,21 @@ void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     sr_ib_op_t *last = NULL;
     if (lane->qp == NULL)
         return;
-    for (sr_ib_op_t *x = lane->wq_head; x && !(x->kind & 0x100); x = x->next)
-        last = x;
-    if (last == NULL || (last->wr.send_flags & IBV_SEND_SIGNALED) || !sr_ib_room(ep, lane))
+    uint32_t unposted = 0;
+    for (sr_ib_op_t *x = lane->wq_head; x; x = x->next) {
+        if (x->kind & 0x100)
+            unposted++;
+        else if (!unposted)
+            last = x;
+    }
+    if (last == NULL || (last->wr.send_flags & IBV_SEND_SIGNALED))
+        return;
+    /* What the QP never took holds no slot of it, nor will it take a CQ
+     * entry: it may have taken the slot whose WR was to be signalled. */
+    lane->outstanding -= unposted;
+    int room = sr_ib_room(ep, lane);
+    lane->outstanding += unposted;
+    if (!room)
         return;
     sr_ib_op_t *op = sr_ib_op_get(ctx, lane);
     if (op == NULL) {
