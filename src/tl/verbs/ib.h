@@ -561,6 +561,8 @@ void sr_ib_post_held(sr_tl_ctx_t *ctx);
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 /* Takes the lane lock (flock may be held). */
 int sr_ib_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
+/* A failed lane's QP owes a completion behind its last WR (lane lock held). */
+void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane);
 
 /* comp.c; complete_locked: lane lock held, and flock when wc failed. */
 void sr_ib_complete_locked(sr_tl_ctx_t *ctx, struct ibv_wc *wc, sr_ib_done_t *done);

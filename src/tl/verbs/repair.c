@@ -451,8 +451,10 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     }
     switch (lane->state) {
     case SR_IB_LANE_DRAIN:
-        if (lane->outstanding != 0)
+        if (lane->outstanding != 0) {
+            sr_ib_drain_cover(ep, lane);
             break;
+        }
         if (pe == me && !ep->conn) {
             /* Connected to itself: its own receive side says. */
             if (sr_ib_lane_rebuild(ep, l, 0) == 0) {

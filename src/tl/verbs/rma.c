@@ -449,6 +449,67 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
     return st;
 }
 
+/*
+ * A lane broken from outside (the peer's word, its responder's refusal, a
+ * post that failed) may owe nothing but unsignalled WRs that its QP
+ * executed before the error: no completion ever comes for those, and the
+ * lane would never drain (nor be repaired, nor a flush of it end).  A
+ * signalled zero-length write behind the last WR the QP took, posted to
+ * the QP in error, comes back flushed and retires them (comp.c: a
+ * completion covers the WRs before it); it goes ahead of any the QP never
+ * took, which complete as flushed after it (flush.c, sr_ib_unposted).
+ * Work still held goes to the QP behind it, flushed as well.  Lane lock
+ * held; again on the next repair pass when there is no room.
+ */
+void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
+{
+    sr_tl_ctx_t *ctx = ep->ctx;
+    sr_ib_op_t *last = NULL;
+    if (lane->qp == NULL)
+        return;
+    uint32_t unposted = 0;
+    for (sr_ib_op_t *x = lane->wq_head; x; x = x->next) {
+        if (x->kind & 0x100)
+            unposted++;
+        else if (!unposted)
+            last = x;
+    }
+    if (last == NULL || (last->wr.send_flags & IBV_SEND_SIGNALED))
+        return;
+    /* What the QP never took holds no slot of it, nor will it take a CQ
+     * entry: it may have taken the slot whose WR was to be signalled. */
+    lane->outstanding -= unposted;
+    int room = sr_ib_room(ep, lane);
+    lane->outstanding += unposted;
+    if (!room)
+        return;
+    sr_ib_op_t *op = sr_ib_op_get(ctx, lane);
+    if (op == NULL) {
+        sr_ib_cq_give(ctx, lane->rail->dev);
+        return;
+    }
+    op->ep = ep;
+    op->kind = SR_IB_OP_COVER;
+    op->seq = last->seq;  /* it retires no further than the WRs before it */
+    op->wr = (struct ibv_send_wr){ .wr_id = (uintptr_t)op, .num_sge = 0,
+                                   .opcode = IBV_WR_RDMA_WRITE,
+                                   .send_flags = IBV_SEND_SIGNALED };
+    op->wr.wr.rdma.remote_addr = ep->raddr[0];
+    op->wr.wr.rdma.rkey = ep->rkey[lane->rail - ctx->rails][0];
+    struct ibv_send_wr *bad = NULL;
+    SR_IB_HANDOFF(op);
+    if (ibv_post_send(lane->qp, &op->wr, &bad) != 0) {
+        sr_ib_op_put(ctx, op);
+        sr_ib_cq_give(ctx, lane->rail->dev);
+        return;
+    }
+    lane->outstanding++;
+    op->next = last->next;
+    last->next = op;
+    if (lane->wq_tail == last)
+        lane->wq_tail = op;
+}
+
 /* A signalled zero-length write at the end of lane, so that a flush never
  * waits on an unsignalled tail; 0 while there is no room for it (a
  * completion that frees some is on its way then).  A lane that is down
