@@ -275,7 +275,8 @@ static void sr_ib_rail_left_out(sr_tl_ep_t *ep, int r, uint32_t qpp, uint32_t qp
     if (rail->left_out++ == 0)
         sr_warn("verbs: rail %s:%d does not reach PE %d now (QP %u to %s failed: %s): left out "
                 "for it, and for any other PE it does not reach, and tried again from time to "
-                "time; the job goes on over the other rails", rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
+                "time; the job goes on over the other rails", rail->dev->name, rail->port,
+                ep->pe, qpn, step, strerror(err));
     else
         sr_debug("verbs: rail %s:%d left out for PE %d too (QP %u to %s failed: %s)",
                  rail->dev->name, rail->port, ep->pe, qpn, step, strerror(err));
