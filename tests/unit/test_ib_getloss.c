@@ -17,7 +17,8 @@
  * own slices, retries and requests (its progress drives the device): a
  * blocking put and get return success only with every byte in place.  And
  * a lane broken from outside drains behind an unsignalled WR its QP had
- * executed (no completion ever comes for it).
+ * executed (no completion ever comes for it); work queued behind a post
+ * the QP refused is never retired as done by a later completion.
  */
 #include "config.h"
 
@@ -334,6 +335,72 @@ static void test_lane_drains_behind_a_refused_chain_that_filled_it(void **state)
         assert_int_equal(rmem[8 * i], 7);
 }
 
+static int amo_calls;
+static symrail_status_t amo_status;
+
+static void amo_cb(sr_tl_comp_t *comp, symrail_status_t status)
+{
+    (void)comp;
+    amo_calls++;
+    amo_status = status;
+}
+
+/* A chain the QP refused part way waits on its lane for the WRs the QP did
+ * take; a WR posted on that lane later (a compare-swap loop going round
+ * again after its guess was wrong) must not retire the refused ones as
+ * done when its own completion comes: a get among them would be called
+ * back with success and no bytes. */
+static void test_work_behind_a_refused_post_is_not_retired_as_done(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    fqp_t *q = fq(lane->qp);
+    uint64_t res = 0;
+    sr_tl_comp_t acomp = { .cb = amo_cb };
+    amo_calls = 0;
+    rng = 1;
+    /* An 8-byte SET is a compare-swap loop from a guess of the word. */
+    assert_int_equal(sr_ib_atomic(ep, 0, SR_TL_AMO_SET, 0, 0, 9, 0, &res, &acomp),
+                     SR_TL_INPROGRESS);
+    sr_ib_op_t *a = lane->wq_head;
+    assert_true(a->amo_loop);
+    fqp_complete_head(q);            /* executed, its completion waits in the CQ */
+    ctx->amo_res[a->amo_slot] = 5;   /* the word was not the guess: round again */
+    dst = calloc(1, TOTAL);
+    memset(sl, 0, sizeof(sl));
+    ok_calls = failed_calls = 0;
+    for (int i = 1; i <= 2; i++) {
+        sl[i].comp.cb = slice_cb;
+        sl[i].idx = i;
+        sl[i].comp.flags = i == 1 ? SR_TL_COMP_MORE : 0;
+    }
+    post_fails = 1;                  /* the chain of two gets: refused from its first */
+    assert_int_equal(sr_ib_get(ep, 0, dst + SLICE, 0, SLICE, SLICE, &sl[1].comp),
+                     SR_TL_INPROGRESS);
+    sl[1].posts++;
+    assert_int_equal(sr_ib_get(ep, 0, dst + 2 * SLICE, 0, 2 * SLICE, SLICE, &sl[2].comp),
+                     SR_TL_INPROGRESS);
+    sl[2].posts++;
+    assert_int_equal(lane->down, 1);
+    /* Two polls before the refused work is seen to (another thread holds
+     * the flush lock meanwhile): the loop goes round, and its WR is
+     * flushed behind the refused ones. */
+    sr_ib_done_t done;
+    sr_ib_done_init(&done);
+    sr_ib_poll(ctx, &done);
+    device_step();
+    sr_ib_poll(ctx, &done);
+    sr_ib_done_run(&done);
+    for (int k = 0; k < 200 && !(sl[1].done && sl[2].done && amo_calls); k++) {
+        post_waiting();
+        device_step();
+        progress();
+    }
+    assert_true(sl[1].done && sl[2].done);
+    assert_int_equal(amo_calls, 1);
+    free(dst);
+}
+
 static void get_through_failures(int zcopy, uint64_t seed, int faults)
 {
     rng = seed;
@@ -512,6 +579,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lane_drains_behind_an_executed_unsignalled_put,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_lane_drains_behind_a_refused_chain_that_filled_it,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_work_behind_a_refused_post_is_not_retired_as_done,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_zcopy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_through_failures_bounce, setup, teardown),

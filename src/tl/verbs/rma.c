@@ -32,12 +32,14 @@ static inline void sr_ib_take(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane, sr_ib_op_t *
         op->must_sig = 1;
 }
 
-/* A post that the QP refused: what it did not take completes as flushed
- * from progress, after whatever it did take (see sr_ib_rma_progress). */
+/* A post that the QP refused (rc 0: work queued behind such a post): what
+ * it did not take completes as flushed from progress, after whatever it did
+ * take (see sr_ib_rma_progress). */
 static void sr_ib_post_failed(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *bad, int rc)
 {
-    sr_error("verbs: ibv_post_send on QP %u to PE %d failed: %s", lane->qp->qp_num, ep->pe,
-             strerror(rc));
+    if (rc != 0)
+        sr_error("verbs: ibv_post_send on QP %u to PE %d failed: %s", lane->qp->qp_num, ep->pe,
+                 strerror(rc));
     for (sr_ib_op_t *op = bad; op; op = op->next)
         op->kind |= 0x100;  /* never reached the QP */
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
@@ -81,11 +83,20 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     }
     SR_IB_STORE(lane->sq_posted, seq);
     lane->psn = psn & 0xffffff;
-    if (lane->wq_tail)
-        lane->wq_tail->next = first;
+    sr_ib_op_t *tail = lane->wq_tail;
+    if (tail)
+        tail->next = first;
     else
         lane->wq_head = first;
     lane->wq_tail = last;
+    if (sr_unlikely(tail && (tail->kind & 0x100))) {
+        /* Behind WRs the QP refused, which complete as flushed once what it
+         * took has: a completion of a WR posted now would retire them as
+         * done (a get among them called back with no bytes).  The lane is
+         * down already; these go with them. */
+        sr_ib_post_failed(ep, lane, first, 0);
+        return;
+    }
     struct ibv_send_wr *bad = NULL;
     int rc = ibv_post_send(lane->qp, &first->wr, &bad);
     SR_IB_COUNT(lane->n_posted, n);
