@@ -40,6 +40,8 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* Above this, `rep movsb` where the CPU has ERMS; at it too for pairs whose
@@ -49,8 +51,9 @@
  * see sr_copy_vec_pair). */
 #define SR_COPY_VEC_MAX ((size_t)16 << 10)
 #define SR_COPY_MOVSB(cfg, dst, src, len)                                                 \
-    ((cfg)->movsb && ((len) > SR_COPY_VEC_MAX ||                                           \
-                      ((len) == SR_COPY_VEC_MAX && !sr_copy_vec_pair(cfg, dst, src))))
+    ((cfg)->movsb &&                                                                       \
+     (((len) > SR_COPY_VEC_MAX && ((cfg)->movsb_alias || !sr_copy_aliases(dst, src))) ||   \
+      ((len) == SR_COPY_VEC_MAX && !sr_copy_vec_pair(cfg, dst, src))))
 #define SR_COPY_NT_FLOOR ((size_t)4 << 20)
 
 /* Relative offsets (dst - src modulo 4096) that alias a forward loop. */
@@ -336,11 +339,12 @@ __attribute__((target("avx512f"))) static void sr_copy_movsb_avx512(void *dst,
 typedef struct {
     const char *name;
     void (*fwd)(void *dst, const void *src, size_t len, int nt); /* NULL: no vectors */
-    void (*back)(void *dst, const void *src, size_t len);
+    void (*back)(void *dst, const void *src, size_t len); /* NULL: fwd for every pair */
     /* For offsets sr_copy_shift accepts, or NULL. */
     void (*shift)(void *dst, const void *src, size_t len);
     void (*shift_back)(void *dst, const void *src, size_t len);
     int         movsb;   /* `rep movsb` above SR_COPY_VEC_MAX */
+    int         movsb_alias; /* also for pairs that alias a forward loop */
     int         vec_shift; /* pairs sr_copy_shift accepts stay in vectors at SR_COPY_VEC_MAX */
     size_t      nt_min;  /* streaming stores from here (with fwd) */
     void (*movsb_fn)(void *dst, const void *src, size_t len);
@@ -357,16 +361,74 @@ static int sr_copy_has_erms(void)
     return (b >> 9) & 1;
 }
 
+static int sr_copy_sysfs(int index, const char *what, char *buf, size_t len)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, what);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+/* CPUs in a kernel CPU list such as "0-3,8,10-11". */
+static size_t sr_copy_cpu_count(const char *list)
+{
+    size_t n = 0;
+    while (*list >= '0' && *list <= '9') {
+        char *end;
+        unsigned long a = strtoul(list, &end, 10), b = a;
+        if (*end == '-')
+            b = strtoul(end + 1, &end, 10);
+        n += b >= a ? b - a + 1 : 1;
+        list = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* This CPU's share of the last-level cache as the kernel describes cpu0's
+ * caches, or 0.  sysconf's value comes from CPUID, which in a virtual
+ * machine may describe the host (320 MiB for a guest whose kernel says
+ * 32 MiB shared by its 2 CPUs). */
+static size_t sr_copy_llc_share(void)
+{
+    int top = 0;
+    size_t share = 0;
+    for (int i = 0; i < 8; i++) {
+        char buf[256];
+        if (sr_copy_sysfs(i, "level", buf, sizeof(buf)) != 0)
+            break;
+        int level = atoi(buf);
+        if (level < top || sr_copy_sysfs(i, "type", buf, sizeof(buf)) != 0 ||
+            strncmp(buf, "Instruction", 11) == 0 || sr_copy_sysfs(i, "size", buf, sizeof(buf)) != 0)
+            continue;
+        char *unit;
+        size_t size = strtoull(buf, &unit, 10);
+        size <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : 0;
+        size_t cpus = sr_copy_sysfs(i, "shared_cpu_list", buf, sizeof(buf)) == 0
+                          ? sr_copy_cpu_count(buf) : 1;
+        top = level;
+        share = size / (cpus ? cpus : 1);
+    }
+    return share;
+}
+
 /* 3/4 of this CPU's share of the last-level cache, as glibc's memcpy. */
 static size_t sr_copy_nt_default(void)
 {
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (llc <= 0)
-        llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (llc <= 0 || cpus <= 0)
-        return SR_COPY_NT_FLOOR;
-    size_t share = (size_t)llc / (size_t)cpus * 3 / 4;
+    size_t share = sr_copy_llc_share();
+    if (share == 0) {
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (llc <= 0)
+            llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (llc <= 0 || cpus <= 0)
+            return SR_COPY_NT_FLOOR;
+        share = (size_t)llc / (size_t)cpus;
+    }
+    share = share * 3 / 4;
     return share > SR_COPY_NT_FLOOR ? share : SR_COPY_NT_FLOOR;
 }
 
@@ -382,20 +444,42 @@ static size_t sr_copy_nt_default(void)
  * 16 KiB pairs whose lines line up stay with movsb, as on the Xeon: KV
  * blocks of 16 KiB come from pools far larger than the caches, where movsb
  * was ahead (19.3 against 18.0 GB/s cache-cold, copy_bench).
+ *
+ * Zen 4 (an EPYC of family 0x19 with AVX-512 on 256-bit units, 32 KiB L1d)
+ * is the same on split loads (copy_micro: put from +16 at 4 KiB 111 GB/s
+ * with them against 94 with the permute; get into +16 at 16 KiB 103
+ * backwards against 92), and there `rep movsb` collapses on the pairs that
+ * alias a forward loop at every size, from the caches and from memory
+ * alike (get into +16: 6.5 GB/s cache-cold from 16 KiB to 16 MiB, where
+ * the backward loop runs at 10-12 and movsb at 12-14 for the pairs that do
+ * not alias; 9 against 22 cache-hot at 16 MiB).  So on AMD those pairs stay
+ * in the vector loops at every size (glibc's memcpy leaves movsb there
+ * above the L2 size only), and they go forwards: the backward loop wins
+ * cache-hot at 4 KiB only (91 against 83 GB/s, equal from 16 KiB), but
+ * from memory, with blocks read one after another as a get of KV blocks
+ * does, the prefetchers follow the forward loop and not the backward one
+ * (get into +16 from a walk over 512 MiB: 11.9 against 6.0 GB/s at 4 KiB,
+ * 12.7 against 7.6 at 16 KiB, 13.2 against 11.2 at 64 KiB).  Software
+ * prefetches ahead of the loop lost everywhere (9.5-10.6 at 4 KiB).
  */
-static int sr_copy_is_zen5(void)
+static unsigned sr_copy_amd_family(void)
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d) ||
         !(b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) /* "AuthenticAMD" */ ||
         !__get_cpuid(1, &a, &b, &c, &d))
         return 0;
-    /* Family 0x1A and later: Zen 4 (0x19) runs AVX-512 on 256-bit units
-     * and was not measured. */
     unsigned family = (a >> 8) & 0xf;
     if (family == 0xf)
         family += (a >> 20) & 0xff;
-    return family >= 0x1a;
+    return family;
+}
+
+const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family)
+{
+    if (avx512)
+        return amd_family >= 0x19 ? "avx512-split" : "avx512";
+    return avx2 ? "avx2" : "movsb";
 }
 
 static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_t *cfg)
@@ -403,18 +487,19 @@ static int sr_copy_make(const char *name, int movsb, size_t nt_min, sr_copy_cfg_
     __builtin_cpu_init();
     int avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
     if (name == NULL)
-        name = avx512 ? (sr_copy_is_zen5() ? "avx512-split" : "avx512") : avx2 ? "avx2" : "movsb";
+        name = sr_copy_pick(avx512, avx2, sr_copy_amd_family());
     if (strcmp(name, "avx512") == 0 && avx512)
-        *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back,
-                                sr_copy_avx512_shift, sr_copy_avx512_shift_back, 0, 1, 0, NULL };
+        *cfg = (sr_copy_cfg_t){ .name = "avx512", .fwd = sr_copy_avx512,
+                                .back = sr_copy_avx512_back, .shift = sr_copy_avx512_shift,
+                                .shift_back = sr_copy_avx512_shift_back, .movsb_alias = 1,
+                                .vec_shift = 1 };
     else if (strcmp(name, "avx512-split") == 0 && avx512)
-        *cfg = (sr_copy_cfg_t){ "avx512", sr_copy_avx512, sr_copy_avx512_back, NULL, NULL, 0, 1,
-                                0, NULL };
+        *cfg = (sr_copy_cfg_t){ .name = "avx512", .fwd = sr_copy_avx512, .vec_shift = 1 };
     else if (strcmp(name, "avx2") == 0 && avx2)
-        *cfg = (sr_copy_cfg_t){ "avx2", sr_copy_avx2, sr_copy_avx2_back, NULL, NULL, 0, 0, 0,
-                                NULL };
+        *cfg = (sr_copy_cfg_t){ .name = "avx2", .fwd = sr_copy_avx2, .back = sr_copy_avx2_back,
+                                .movsb_alias = 1 };
     else if (strcmp(name, "movsb") == 0)
-        *cfg = (sr_copy_cfg_t){ "movsb", NULL, NULL, NULL, NULL, 1, 0, 0, NULL };
+        *cfg = (sr_copy_cfg_t){ .name = "movsb", .movsb = 1, .movsb_alias = 1 };
     else
         return -1;
     cfg->movsb_fn = cfg->fwd == sr_copy_avx512 ? sr_copy_movsb_avx512 : sr_copy_movsb;
@@ -471,7 +556,7 @@ void sr_copy_large(void *dst, const void *src, size_t len)
         memcpy(dst, src, len);
     else if (cfg->shift != NULL && sr_copy_shift(dst, src))
         (sr_copy_aliases(dst, src) ? cfg->shift_back : cfg->shift)(dst, src, len);
-    else if (sr_copy_aliases(dst, src))
+    else if (cfg->back != NULL && sr_copy_aliases(dst, src))
         cfg->back(dst, src, len);
     else
         cfg->fwd(dst, src, len, 0);
@@ -490,12 +575,18 @@ const char *sr_copy_strategy(const void *dst, const void *src, size_t len)
         return "memcpy";
     if (cfg->shift != NULL && sr_copy_shift(dst, src))
         return sr_copy_aliases(dst, src) ? "avx512-shift-back" : "avx512-shift";
-    if (sr_copy_aliases(dst, src))
+    if (cfg->back != NULL && sr_copy_aliases(dst, src))
         return cfg->back == sr_copy_avx512_back ? "avx512-back" : "avx2-back";
     return cfg->name;
 }
 
 #else /* not x86-64 */
+
+const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family)
+{
+    (void)avx512, (void)avx2, (void)amd_family;
+    return "memcpy";
+}
 
 void sr_copy_large(void *dst, const void *src, size_t len)
 {

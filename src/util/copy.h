@@ -82,8 +82,14 @@ static inline void sr_prefetch(const void *p, int write)
  * "avx512-shift-back", "movsb" or "stream". */
 const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
 
+/* The vector code sr_copy_select(NULL, ...) picks for a CPU with these
+ * features (amd_family: the family of an AMD CPU, 0 for other vendors). */
+const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family);
+
 /* For tests and benchmarks: use the vector code `name` ("avx512",
- * "avx512-split" (split loads instead of permutes: what AMD's Zen 5 takes),
+ * "avx512-split" (what AMD's Zen 4 and later take: split loads instead of
+ * permutes, and pairs that alias a forward loop copied forwards, never
+ * with `rep movsb`),
  * "avx2", or "movsb" for none; NULL: the best this CPU has), `rep movsb`
  * above 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
  * stores from nt_min bytes (0: the default).  Returns -1, changing
