@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "tl/verbs/ib.h"
+#include "ib_test_ctx.h"
 
 #define NLANES 3
 #define MAXWR  8
@@ -218,16 +219,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (sr_ib_flush_t *f = ctx->flushes, *n; f; f = n) {
-        n = f->next;
-        free(f);
-    }
-    sr_pool_fini(&ctx->ops);
-    free(ctx->scratch);
-    free(ctx->amo_res);
-    free(ctx->lanes);
-    free(ep);
-    free(ctx);
+    ib_test_ctx_free(ctx, ep);
     return 0;
 }
 

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "tl/verbs/ib.h"
+#include "ib_test_ctx.h"
 #include "core/rt.h"
 #include "core/spray_core.h"
 
@@ -130,17 +131,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (sr_ib_flush_t *f = ctx->flushes, *n; f; f = n) {
-        n = f->next;
-        free(f);
-    }
-    sr_pool_fini(&ctx->ops);
-    free(ctx->scratch);
-    free(ctx->bounce);
-    free(ctx->amo_res);
-    free(ctx->lanes);
-    free(ep);
-    free(ctx);
+    ib_test_ctx_free(ctx, ep);
     return 0;
 }
 
