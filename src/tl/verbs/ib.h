@@ -176,6 +176,8 @@ typedef enum {
 #define SR_IB_REVIVE_MIN_NS 1000000000ull
 #define SR_IB_REVIVE_MAX_NS (60ull * 1000000000ull)
 #define SR_IB_TRY_NS        (10ull * 1000000000ull)
+/* A DEAD that found no credit at the peer goes again after this long. */
+#define SR_IB_TELL_RETRY_NS 1000000ull
 
 typedef struct {
     pthread_mutex_t lock;        /* see "Threads" above */
@@ -199,6 +201,7 @@ typedef struct {
     uint64_t       quiet_until;  /* a try that came up and fails at once: logged at info */
     int            try_fresh;    /* the try's first rebuild: its old QP caught nothing */
     uint32_t       dead_qpn;     /* DEAD says which RECONNECT of the peer it answers (0: none) */
+    uint64_t       tell_at;      /* a DEAD that found no credit goes again from here (repair.c) */
     uint32_t       gen;          /* grows with every down and up */
     uint32_t       gen_told;     /* ... the last one reported through lane_cb */
     uint64_t       posted;       /* for the test fault hook */

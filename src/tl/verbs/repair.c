@@ -103,7 +103,11 @@ static int sr_ib_tell_dead(sr_tl_ep_t *ep, int l)
     }
     symrail_status_t st = sr_ib_ctl_out(ep, SR_IB_CTL_DEAD, l, lane->dead_qpn);
     if (st == SYMRAIL_ERR_AGAIN) {
-        SR_IB_STORE(ep->ctx->repairs_pending, 1);
+        /* The peer's thread is behind: asked again once it may have caught
+         * up, as a try is (sr_ib_revive_check), not at every repair pass,
+         * which would then run in every progress call meanwhile. */
+        lane->tell_at = sr_time_ns() + SR_IB_TELL_RETRY_NS;
+        sr_ib_revive_arm(ep->ctx, lane->tell_at);
         return 0;
     }
     lane->tell_dead = 0;
@@ -178,7 +182,11 @@ void sr_ib_revive_tick(sr_tl_ctx_t *ctx, uint64_t now)
 
 void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now)
 {
-    if (lane->state != SR_IB_LANE_DEAD || lane->revive_at == 0)
+    if (lane->state != SR_IB_LANE_DEAD)
+        return;
+    if (lane->tell_dead && now >= lane->tell_at)
+        SR_IB_STORE(ep->ctx->repairs_pending, 1);  /* a DEAD that waited for credit */
+    if (lane->revive_at == 0)
         return;
     if (now < lane->revive_at) {
         sr_ib_revive_arm(ep->ctx, lane->revive_at);  /* the tick may have taken it */
@@ -427,8 +435,12 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     int lower = ep->conn ? ep->first : me < pe;
     sr_ib_lane_t *lane = &ep->lanes[l];
     if (lane->state == SR_IB_LANE_DEAD) {
+        if (lane->tell_dead && sr_time_ns() < lane->tell_at) {
+            sr_ib_revive_arm(ctx, lane->tell_at);  /* the tick may have taken it */
+            return 0;
+        }
         if (lane->tell_dead && !sr_ib_tell_dead(ep, l))
-            return 1;
+            return 0;
         if (lane->revive_at)
             sr_ib_revive_check(ep, lane, sr_time_ns());
         return lane->revive_due && sr_ib_revive(ep, l);
