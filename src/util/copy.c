@@ -397,7 +397,7 @@ static size_t sr_copy_llc_share(void)
     int top = 0;
     size_t share = 0;
     for (int i = 0; i < 8; i++) {
-        char buf[256];
+        char buf[4096]; /* a CPU list of a large machine numbered alternately */
         if (sr_copy_sysfs(i, "level", buf, sizeof(buf)) != 0)
             break;
         int level = atoi(buf);
@@ -408,9 +408,9 @@ static size_t sr_copy_llc_share(void)
         size_t size = strtoull(buf, &unit, 10);
         size <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : 0;
         size_t cpus = sr_copy_sysfs(i, "shared_cpu_list", buf, sizeof(buf)) == 0
-                          ? sr_copy_cpu_count(buf) : 1;
+                          ? sr_copy_cpu_count(buf) : 0;
         top = level;
-        share = size / (cpus ? cpus : 1);
+        share = cpus ? size / cpus : 0;  /* 0: sysconf's guess instead */
     }
     return share;
 }

@@ -297,9 +297,8 @@ static void test_lane_drains_behind_an_executed_unsignalled_put(void **state)
 /* The same behind a chain the QP refused whole, which filled the lane: the
  * slots its WRs hold (the signalled one among them) are none of the QP's,
  * and the write that drains the lane goes in all the same. */
-static void test_lane_drains_behind_a_refused_chain_that_filled_it(void **state)
+static void refused_chain_that_filled_it(void)
 {
-    (void)state;
     sr_ib_lane_t *lane = &ep->lanes[0];
     uint64_t v = 7;
     sr_tl_comp_t more = { .cb = NULL, .flags = SR_TL_COMP_MORE };
@@ -324,6 +323,54 @@ static void test_lane_drains_behind_a_refused_chain_that_filled_it(void **state)
     }
     for (uint32_t i = 1; i < ctx->max_wr; i++)
         assert_int_equal(rmem[8 * i], 7);
+}
+
+static void test_lane_drains_behind_a_refused_chain_that_filled_it(void **state)
+{
+    (void)state;
+    refused_chain_that_filled_it();
+}
+
+/* The same when the chain took the last entries of its CQ as well: they
+ * will never be used, and the write that drains the lane needs one. */
+static void test_lane_drains_behind_a_refused_chain_that_filled_its_cq(void **state)
+{
+    (void)state;
+    ctx->devs[0].cq_size = ctx->max_wr;
+    refused_chain_that_filled_it();
+}
+
+/* A lane given up before it drained (here: a connected peer with no
+ * channel to repair over) whose QP owes an unsignalled put it executed and
+ * a get it refused: the get is still called back, and the lane drains. */
+static void test_a_lane_given_up_before_it_drained_still_drains(void **state)
+{
+    (void)state;
+    sr_ib_lane_t *lane = &ep->lanes[0];
+    uint64_t v = 7;
+    ep->conn = 1;
+    ctx->params.ctl_send = NULL;
+    assert_int_equal(sr_ib_put(ep, 0, &v, 0, 0, 8, NULL), SYMRAIL_OK);  /* inline */
+    fqp_complete_head(fq(lane->qp));  /* done, unsignalled: no completion */
+    dst = calloc(1, TOTAL);
+    memset(sl, 0, sizeof(sl));
+    ok_calls = failed_calls = 0;
+    sl[1].comp.cb = slice_cb;
+    sl[1].idx = 1;
+    post_fails = 1;
+    assert_int_equal(sr_ib_get(ep, 0, dst + SLICE, 0, SLICE, SLICE, &sl[1].comp),
+                     SR_TL_INPROGRESS);
+    sl[1].posts++;
+    assert_int_equal(lane->state, SR_IB_LANE_DEAD);
+    for (int k = 0; k < 20; k++) {
+        device_step();
+        progress();
+    }
+    assert_int_equal(sl[1].calls, 1);
+    assert_int_equal(failed_calls, 1);
+    assert_int_equal(lane->outstanding, 0);
+    assert_null(lane->wq_head);
+    free(dst);
 }
 
 static int amo_calls;
@@ -570,6 +617,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lane_drains_behind_an_executed_unsignalled_put,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_lane_drains_behind_a_refused_chain_that_filled_it,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lane_drains_behind_a_refused_chain_that_filled_its_cq,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lane_given_up_before_it_drained_still_drains,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_work_behind_a_refused_post_is_not_retired_as_done,
                                         setup, teardown),

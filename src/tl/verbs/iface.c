@@ -285,6 +285,9 @@ static int sr_ib_progress(sr_tl_ctx_t *ctx)
             pthread_mutex_unlock(&ctx->nlock);
         }
     }
+    /* Without the progress thread, its tick is ours. */
+    if (sr_unlikely(!ctx->thread_up && SR_IB_LOAD(ctx->revive_next)))
+        sr_ib_revive_tick(ctx, sr_time_ns());
     if (sr_unlikely(SR_IB_LOAD(ctx->repairs_pending)))
         sr_ib_repair(ctx);
     if (sr_unlikely(SR_IB_LOAD(ctx->lane_events)))

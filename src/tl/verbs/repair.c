@@ -435,15 +435,21 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
     int lower = ep->conn ? ep->first : me < pe;
     sr_ib_lane_t *lane = &ep->lanes[l];
     if (lane->state == SR_IB_LANE_DEAD) {
+        if (lane->outstanding != 0) {
+            /* Given up before it drained (the peer's DEAD, no channel):
+             * what its QP owes must still come back, or be covered. */
+            sr_ib_drain_cover(ep, lane);
+            pending = 1;
+        }
         if (lane->tell_dead && sr_time_ns() < lane->tell_at) {
             sr_ib_revive_arm(ctx, lane->tell_at);  /* the tick may have taken it */
-            return 0;
+            return pending;
         }
         if (lane->tell_dead && !sr_ib_tell_dead(ep, l))
-            return 0;
+            return pending;
         if (lane->revive_at)
             sr_ib_revive_check(ep, lane, sr_time_ns());
-        return lane->revive_due && sr_ib_revive(ep, l);
+        return (lane->revive_due && sr_ib_revive(ep, l)) || pending;
     }
     if (lane->state == SR_IB_LANE_UP &&
         (SR_IB_LOAD(ep->rails_cut) >> (lane->rail - ctx->rails) & 1)) {

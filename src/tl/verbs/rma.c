@@ -40,8 +40,13 @@ static void sr_ib_post_failed(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *ba
     if (rc != 0)
         sr_error("verbs: ibv_post_send on QP %u to PE %d failed: %s", lane->qp->qp_num, ep->pe,
                  strerror(rc));
-    for (sr_ib_op_t *op = bad; op; op = op->next)
-        op->kind |= 0x100;  /* never reached the QP */
+    /* Never reached the QP, and will take none of its CQ: their entries
+     * go back now (sr_ib_retire gives none for them), so that a write
+     * that drains the lane finds one (sr_ib_drain_cover). */
+    for (sr_ib_op_t *op = bad; op; op = op->next) {
+        op->kind |= 0x100;
+        sr_ib_cq_give(ep->ctx, lane->rail->dev);
+    }
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
     sr_ib_lane_fail(ep, lane, "post failed");
 }
@@ -468,9 +473,9 @@ symrail_status_t sr_ib_atomic(sr_tl_ep_t *ep, int lane_idx, sr_tl_amo_t op_kind,
  * signalled zero-length write behind the last WR the QP took, posted to
  * the QP in error, comes back flushed and retires them (comp.c: a
  * completion covers the WRs before it); it goes ahead of any the QP never
- * took, which complete as flushed after it (flush.c, sr_ib_unposted).
- * Work still held goes to the QP behind it, flushed as well.  Lane lock
- * held; again on the next repair pass when there is no room.
+ * took, which complete as flushed after it (flush.c, sr_ib_unposted), as
+ * does work posted since (sr_ib_post_lane).  Lane lock held; again on the
+ * next repair pass when there is no room.
  */
 void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
@@ -487,8 +492,9 @@ void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     }
     if (last == NULL || (last->wr.send_flags & IBV_SEND_SIGNALED))
         return;
-    /* What the QP never took holds no slot of it, nor will it take a CQ
-     * entry: it may have taken the slot whose WR was to be signalled. */
+    /* What the QP never took holds no slot of it (its CQ entries went back
+     * at the refusal): it may have taken the slot whose WR was to be
+     * signalled. */
     lane->outstanding -= unposted;
     int room = sr_ib_room(ep, lane);
     lane->outstanding += unposted;
