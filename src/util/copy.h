@@ -87,9 +87,10 @@ const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
 const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family);
 
 /* For tests and benchmarks: use the vector code `name` ("avx512",
- * "avx512-split" (what AMD's Zen 4 and later take: split loads instead of
+ * "avx512-split" (what AMD's Zen 5 and later take: split loads instead of
  * permutes, and pairs that alias a forward loop copied forwards, never
- * with `rep movsb`),
+ * with `rep movsb`), "avx2-fwd" (Zen 4: AVX2 forwards for every pair, and
+ * `rep movsb` above 16 KiB only for pairs whose lines line up),
  * "avx2", or "movsb" for none; NULL: the best this CPU has), `rep movsb`
  * above 16 KiB if movsb is 1 (0: never, -1: where the CPU has ERMS), streaming
  * stores from nt_min bytes (0: the default).  Returns -1, changing

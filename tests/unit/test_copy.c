@@ -129,9 +129,10 @@ static void test_strategy_named(void **state)
 static const struct {
     const char *name;
     int         movsb;
-} impls[] = { { "avx512", 0 },       { "avx512", 1 }, { "avx512-split", 0 },
-              { "avx512-split", 1 }, { "avx2", 0 },   { "avx2", 1 },
-              { "movsb", 0 },        { "movsb", 1 } };
+} impls[] = { { "avx512", 0 },       { "avx512", 1 },   { "avx512-split", 0 },
+              { "avx512-split", 1 }, { "avx2-fwd", 0 }, { "avx2-fwd", 1 },
+              { "avx2", 0 },         { "avx2", 1 },     { "movsb", 0 },
+              { "movsb", 1 } };
 #define NIMPL (sizeof(impls) / sizeof(impls[0]))
 #define TEST_NT_MIN ((size_t)64 << 10)
 
@@ -216,29 +217,77 @@ static void test_aliasing_backwards(void **state)
         skip();
 }
 
-/* Which code a CPU gets: the AMD profile from Zen 4 (family 0x19 with
- * AVX-512) on, the permutes on other CPUs with AVX-512. */
+/* Zen 4's profile: AVX2 forwards for every pair at every size below the
+ * streaming stores, except `rep movsb` above 16 KiB for pairs whose lines
+ * line up. */
+static void test_zen4_profile(void **state)
+{
+    (void)state;
+    if (sr_copy_select("avx2-fwd", 1, (size_t)1 << 20) != 0)
+        skip();
+    const size_t lens[] = { 4096, 16384, 16385, 65536, 262144 };
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        size_t len = lens[l];
+        const char *lines = len > 16384 ? "movsb" : "avx2";
+        assert_string_equal(sr_copy_strategy(dst_buf, src_buf, len), lines);
+        assert_string_equal(sr_copy_strategy(dst_buf + 64, src_buf, len), lines);
+        assert_string_equal(sr_copy_strategy(dst_buf + 2048, src_buf + 4096 - 64, len), lines);
+        assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, len), "avx2");
+        assert_string_equal(sr_copy_strategy(dst_buf + 4080, src_buf, len), "avx2");
+        assert_string_equal(sr_copy_strategy(dst_buf + 2048 + 1, src_buf, len), "avx2");
+        assert_string_equal(sr_copy_strategy(dst_buf + 63, src_buf, len), "avx2");
+    }
+    assert_string_equal(sr_copy_strategy(dst_buf + 16, src_buf, (size_t)1 << 20), "stream");
+    /* Without movsb, AVX2 everywhere. */
+    assert_int_equal(sr_copy_select("avx2-fwd", 0, (size_t)1 << 20), 0);
+    assert_string_equal(sr_copy_strategy(dst_buf, src_buf, 65536), "avx2");
+    sr_copy_select(NULL, -1, 0);
+}
+
+/* Which code a CPU gets: AVX2 forwards on Zen 4 (family 0x19 with AVX-512),
+ * the AMD profile from Zen 5 on, the permutes on other CPUs with AVX-512. */
 static void test_pick_per_cpu(void **state)
 {
     (void)state;
 #if defined(__x86_64__) && defined(__GNUC__)
     assert_string_equal(sr_copy_pick(1, 1, 0), "avx512");         /* Intel */
-    assert_string_equal(sr_copy_pick(1, 1, 0x19), "avx512-split"); /* Zen 4 */
+    assert_string_equal(sr_copy_pick(1, 1, 0x19), "avx2-fwd");     /* Zen 4 */
     assert_string_equal(sr_copy_pick(1, 1, 0x1a), "avx512-split"); /* Zen 5 */
     assert_string_equal(sr_copy_pick(0, 1, 0x19), "avx2");         /* Zen 3 */
     assert_string_equal(sr_copy_pick(0, 1, 0), "avx2");
     assert_string_equal(sr_copy_pick(0, 0, 0x17), "movsb");
-    /* The default is one of the two AVX-512 profiles where there is AVX-512. */
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f"))
+    /* The default is what sr_copy_pick says for this CPU, its vendor and
+     * family read here from the kernel's report, not through CPUID as the
+     * library does. */
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
         skip();
-    sr_copy_select(NULL, 0, 0);
-    const char *put16 = sr_copy_strategy(dst_buf + 4080, src_buf, 4096);
-    const char *get16 = sr_copy_strategy(dst_buf + 16, src_buf, 4096);
-    if (strcmp(put16, "avx512") == 0)
-        assert_string_equal(get16, "avx512");  /* the AMD profile: forwards */
-    else
-        assert_string_equal(get16, "avx512-shift-back");
+    char line[256];
+    int amd = 0;
+    unsigned family = 0;
+    while (fgets(line, sizeof(line), f) != NULL && !(family && line[0] == '\n')) {
+        if (strncmp(line, "vendor_id", 9) == 0)
+            amd = strstr(line, "AuthenticAMD") != NULL;
+        else if (strncmp(line, "cpu family", 10) == 0)
+            family = (unsigned)strtoul(strchr(line, ':') + 1, NULL, 10);
+    }
+    fclose(f);
+    __builtin_cpu_init();
+    const char *want = sr_copy_pick(__builtin_cpu_supports("avx512f"),
+                                    __builtin_cpu_supports("avx2"), amd ? family : 0);
+    /* Pairs on which every two profiles differ. */
+    const struct {
+        size_t doff, len;
+    } probe[] = { { 16, 4096 }, { 4080, 4096 }, { 0, 4096 } };
+    char got[3][32];
+    assert_int_equal(sr_copy_select(NULL, 0, 0), 0);
+    for (int i = 0; i < 3; i++)
+        snprintf(got[i], sizeof(got[i]), "%s",
+                 sr_copy_strategy(dst_buf + probe[i].doff, src_buf, probe[i].len));
+    assert_int_equal(sr_copy_select(want, 0, 0), 0);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(got[i],
+                            sr_copy_strategy(dst_buf + probe[i].doff, src_buf, probe[i].len));
     sr_copy_select(NULL, -1, 0);
 #else
     skip();
@@ -254,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_strategy_named),
         cmocka_unit_test(test_every_impl),
         cmocka_unit_test(test_aliasing_backwards),
+        cmocka_unit_test(test_zen4_profile),
         cmocka_unit_test(test_pick_per_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
