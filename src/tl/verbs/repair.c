@@ -180,11 +180,21 @@ void sr_ib_revive_tick(sr_tl_ctx_t *ctx, uint64_t now)
     SR_IB_STORE(ctx->repairs_pending, 1);
 }
 
+/* A DEAD owed to the peer: 1 when it may go now; otherwise the tick is
+ * armed for it (the tick may have taken an earlier arming). */
+static int sr_ib_tell_due(sr_tl_ctx_t *ctx, const sr_ib_lane_t *lane, uint64_t now)
+{
+    if (now >= lane->tell_at)
+        return 1;
+    sr_ib_revive_arm(ctx, lane->tell_at);
+    return 0;
+}
+
 void sr_ib_revive_check(sr_tl_ep_t *ep, sr_ib_lane_t *lane, uint64_t now)
 {
     if (lane->state != SR_IB_LANE_DEAD)
         return;
-    if (lane->tell_dead && now >= lane->tell_at)
+    if (lane->tell_dead && sr_ib_tell_due(ep->ctx, lane, now))
         SR_IB_STORE(ep->ctx->repairs_pending, 1);  /* a DEAD that waited for credit */
     if (lane->revive_at == 0)
         return;
@@ -441,11 +451,8 @@ static int sr_ib_repair_lane(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, int l)
             sr_ib_drain_cover(ep, lane);
             pending = 1;
         }
-        if (lane->tell_dead && sr_time_ns() < lane->tell_at) {
-            sr_ib_revive_arm(ctx, lane->tell_at);  /* the tick may have taken it */
-            return pending;
-        }
-        if (lane->tell_dead && !sr_ib_tell_dead(ep, l))
+        if (lane->tell_dead &&
+            (!sr_ib_tell_due(ctx, lane, sr_time_ns()) || !sr_ib_tell_dead(ep, l)))
             return pending;
         if (lane->revive_at)
             sr_ib_revive_check(ep, lane, sr_time_ns());
