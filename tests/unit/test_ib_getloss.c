@@ -179,6 +179,28 @@ static void slice_cb(sr_tl_comp_t *comp, symrail_status_t status)
     s->lane = (s->lane + 1 + (int)rnd(NL - 1)) % NL;  /* another lane */
 }
 
+/* Fresh slices reading into buf, which is cleared; none posted yet. */
+static void slices_reset(unsigned char *buf)
+{
+    assert_non_null(buf);
+    dst = buf;
+    memset(dst, 0, TOTAL);
+    memset(sl, 0, sizeof(sl));
+    ok_calls = failed_calls = 0;
+    for (int i = 0; i < NSLICES; i++) {
+        sl[i].comp.cb = slice_cb;
+        sl[i].idx = i;
+    }
+}
+
+/* Slice i, posted on lane 0 where the test wants it, taken for now. */
+static void slice_post(int i)
+{
+    size_t off = (size_t)i * SLICE;
+    assert_int_equal(sr_ib_get(ep, 0, dst + off, 0, off, SLICE, &sl[i].comp), SR_TL_INPROGRESS);
+    sl[i].posts++;
+}
+
 /* Posts the slices that wait; a lane with no room or down sends them on. */
 static void post_waiting(void)
 {
@@ -352,15 +374,9 @@ static void test_a_lane_given_up_before_it_drained_still_drains(void **state)
     ctx->params.ctl_send = NULL;
     assert_int_equal(sr_ib_put(ep, 0, &v, 0, 0, 8, NULL), SYMRAIL_OK);  /* inline */
     fqp_complete_head(fq(lane->qp));  /* done, unsignalled: no completion */
-    dst = calloc(1, TOTAL);
-    memset(sl, 0, sizeof(sl));
-    ok_calls = failed_calls = 0;
-    sl[1].comp.cb = slice_cb;
-    sl[1].idx = 1;
+    slices_reset(calloc(1, TOTAL));
     post_fails = 1;
-    assert_int_equal(sr_ib_get(ep, 0, dst + SLICE, 0, SLICE, SLICE, &sl[1].comp),
-                     SR_TL_INPROGRESS);
-    sl[1].posts++;
+    slice_post(1);
     assert_int_equal(lane->state, SR_IB_LANE_DEAD);
     for (int k = 0; k < 20; k++) {
         device_step();
@@ -404,21 +420,11 @@ static void test_work_behind_a_refused_post_is_not_retired_as_done(void **state)
     assert_true(a->amo_loop);
     fqp_complete_head(q);            /* executed, its completion waits in the CQ */
     ctx->amo_res[a->amo_slot] = 5;   /* the word was not the guess: round again */
-    dst = calloc(1, TOTAL);
-    memset(sl, 0, sizeof(sl));
-    ok_calls = failed_calls = 0;
-    for (int i = 1; i <= 2; i++) {
-        sl[i].comp.cb = slice_cb;
-        sl[i].idx = i;
-        sl[i].comp.flags = i == 1 ? SR_TL_COMP_MORE : 0;
-    }
+    slices_reset(calloc(1, TOTAL));
+    sl[1].comp.flags = SR_TL_COMP_MORE;
     post_fails = 1;                  /* the chain of two gets: refused from its first */
-    assert_int_equal(sr_ib_get(ep, 0, dst + SLICE, 0, SLICE, SLICE, &sl[1].comp),
-                     SR_TL_INPROGRESS);
-    sl[1].posts++;
-    assert_int_equal(sr_ib_get(ep, 0, dst + 2 * SLICE, 0, 2 * SLICE, SLICE, &sl[2].comp),
-                     SR_TL_INPROGRESS);
-    sl[2].posts++;
+    slice_post(1);
+    slice_post(2);
     assert_int_equal(lane->down, 1);
     /* Two polls before the refused work is seen to (another thread holds
      * the flush lock meanwhile): the loop goes round, and its WR is
@@ -444,13 +450,8 @@ static void test_work_behind_a_refused_post_is_not_retired_as_done(void **state)
 static void get_through_failures(int zcopy, uint64_t seed, int faults)
 {
     rng = seed;
-    dst = zcopy ? (unsigned char *)ctx->scratch : calloc(1, TOTAL);
-    memset(dst, 0, TOTAL);
-    memset(sl, 0, sizeof(sl));
-    ok_calls = failed_calls = 0;
+    slices_reset(zcopy ? (unsigned char *)ctx->scratch : calloc(1, TOTAL));
     for (int i = 0; i < NSLICES; i++) {
-        sl[i].comp.cb = slice_cb;
-        sl[i].idx = i;
         sl[i].lane = i % NL;
         sl[i].waiting = 1;
     }
