@@ -58,6 +58,60 @@
              ((len) == SR_COPY_VEC_MAX && !sr_copy_vec_pair(cfg, dst, src)))))
 #define SR_COPY_NT_FLOOR ((size_t)4 << 20)
 
+static int sr_copy_sysfs(const char *dir, int index, const char *what, char *buf, size_t len)
+{
+    char path[512];
+    if (snprintf(path, sizeof(path), "%s/index%d/%s", dir, index, what) >= (int)sizeof(path))
+        return -1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+size_t sr_copy_cpu_count(const char *list)
+{
+    size_t n = 0;
+    while (*list >= '0' && *list <= '9') {
+        char *end;
+        unsigned long a = strtoul(list, &end, 10), b = a;
+        if (*end == '-')
+            b = strtoul(end + 1, &end, 10);
+        n += b >= a ? b - a + 1 : 1;
+        list = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* sysconf's value comes from CPUID, which in a virtual machine may
+ * describe the host (320 MiB for a guest whose kernel says 32 MiB shared by
+ * its 2 CPUs): the kernel's description is read instead. */
+size_t sr_copy_llc_share(const char *dir)
+{
+    int top = 0;
+    size_t share = 0;
+    for (int i = 0; i < 8; i++) {
+        char buf[4096]; /* a CPU list of a large machine numbered alternately */
+        if (sr_copy_sysfs(dir, i, "level", buf, sizeof(buf)) != 0)
+            break;
+        int level = atoi(buf);
+        if (level < top || sr_copy_sysfs(dir, i, "type", buf, sizeof(buf)) != 0 ||
+            strncmp(buf, "Instruction", 11) == 0 ||
+            sr_copy_sysfs(dir, i, "size", buf, sizeof(buf)) != 0)
+            continue;
+        char *unit;
+        size_t size = strtoull(buf, &unit, 10);
+        size <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : 0;
+        size_t cpus = sr_copy_sysfs(dir, i, "shared_cpu_list", buf, sizeof(buf)) == 0
+                          ? sr_copy_cpu_count(buf) : 0;
+        top = level;
+        share = cpus ? size / cpus : 0;  /* 0: sysconf's guess instead */
+    }
+    return share;
+}
+
 /* Relative offsets (dst - src modulo 4096) that alias a forward loop. */
 static inline int sr_copy_aliases(const void *dst, const void *src)
 {
@@ -364,64 +418,10 @@ static int sr_copy_has_erms(void)
     return (b >> 9) & 1;
 }
 
-static int sr_copy_sysfs(int index, const char *what, char *buf, size_t len)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, what);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    int ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    return ok ? 0 : -1;
-}
-
-/* CPUs in a kernel CPU list such as "0-3,8,10-11". */
-static size_t sr_copy_cpu_count(const char *list)
-{
-    size_t n = 0;
-    while (*list >= '0' && *list <= '9') {
-        char *end;
-        unsigned long a = strtoul(list, &end, 10), b = a;
-        if (*end == '-')
-            b = strtoul(end + 1, &end, 10);
-        n += b >= a ? b - a + 1 : 1;
-        list = *end == ',' ? end + 1 : end;
-    }
-    return n;
-}
-
-/* This CPU's share of the last-level cache as the kernel describes cpu0's
- * caches, or 0.  sysconf's value comes from CPUID, which in a virtual
- * machine may describe the host (320 MiB for a guest whose kernel says
- * 32 MiB shared by its 2 CPUs). */
-static size_t sr_copy_llc_share(void)
-{
-    int top = 0;
-    size_t share = 0;
-    for (int i = 0; i < 8; i++) {
-        char buf[4096]; /* a CPU list of a large machine numbered alternately */
-        if (sr_copy_sysfs(i, "level", buf, sizeof(buf)) != 0)
-            break;
-        int level = atoi(buf);
-        if (level < top || sr_copy_sysfs(i, "type", buf, sizeof(buf)) != 0 ||
-            strncmp(buf, "Instruction", 11) == 0 || sr_copy_sysfs(i, "size", buf, sizeof(buf)) != 0)
-            continue;
-        char *unit;
-        size_t size = strtoull(buf, &unit, 10);
-        size <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : 0;
-        size_t cpus = sr_copy_sysfs(i, "shared_cpu_list", buf, sizeof(buf)) == 0
-                          ? sr_copy_cpu_count(buf) : 0;
-        top = level;
-        share = cpus ? size / cpus : 0;  /* 0: sysconf's guess instead */
-    }
-    return share;
-}
-
 /* 3/4 of this CPU's share of the last-level cache, as glibc's memcpy. */
 static size_t sr_copy_nt_default(void)
 {
-    size_t share = sr_copy_llc_share();
+    size_t share = sr_copy_llc_share("/sys/devices/system/cpu/cpu0/cache");
     if (share == 0) {
         long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -86,6 +86,14 @@ const char *sr_copy_strategy(const void *dst, const void *src, size_t len);
  * features (amd_family: the family of an AMD CPU, 0 for other vendors). */
 const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family);
 
+/* CPUs in a kernel CPU list such as "0-3,8,10-11". */
+size_t sr_copy_cpu_count(const char *list);
+
+/* One CPU's share of the last-level cache that dir describes (a CPU's
+ * cache folder in sysfs: index0, index1, ... each with level, type, size
+ * and shared_cpu_list), or 0 where it says too little. */
+size_t sr_copy_llc_share(const char *dir);
+
 /* For tests and benchmarks: use the vector code `name` ("avx512",
  * "avx512-split" (what AMD's Zen 5 and later take: split loads instead of
  * permutes, and pairs that alias a forward loop copied forwards, never

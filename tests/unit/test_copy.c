@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "util/copy.h"
@@ -244,6 +245,65 @@ static void test_zen4_profile(void **state)
     sr_copy_select(NULL, -1, 0);
 }
 
+/* A kernel CPU list, as shared_cpu_list gives it. */
+static void test_cpu_list(void **state)
+{
+    (void)state;
+    assert_int_equal(sr_copy_cpu_count("0\n"), 1);
+    assert_int_equal(sr_copy_cpu_count("0-1\n"), 2);
+    assert_int_equal(sr_copy_cpu_count("0-3,8,10-11\n"), 7);
+    assert_int_equal(sr_copy_cpu_count("0,64"), 2);
+    assert_int_equal(sr_copy_cpu_count(""), 0);
+    assert_int_equal(sr_copy_cpu_count("\n"), 0);
+}
+
+static void cache_file(const char *dir, int index, const char *what, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/index%d", dir, index);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/index%d/%s", dir, index, what);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void cache_level(const char *dir, int index, const char *level, const char *type,
+                        const char *size, const char *cpus)
+{
+    cache_file(dir, index, "level", level);
+    cache_file(dir, index, "type", type);
+    cache_file(dir, index, "size", size);
+    if (cpus != NULL)
+        cache_file(dir, index, "shared_cpu_list", cpus);
+}
+
+/* The last-level cache share from a cache folder as the kernel lays it
+ * out: the highest level's size over the CPUs sharing it; instruction
+ * caches and lower levels listed after it do not count; a level without
+ * its CPU list says too little (0: sysconf's guess instead). */
+static void test_llc_share_from_sysfs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_copy.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(sr_copy_llc_share(dir), 0); /* no index0 */
+    cache_level(dir, 0, "1\n", "Data\n", "32K\n", "0\n");
+    cache_level(dir, 1, "1\n", "Instruction\n", "32K\n", "0\n");
+    assert_int_equal(sr_copy_llc_share(dir), 32 << 10);
+    cache_level(dir, 2, "2\n", "Unified\n", "1024K\n", "0\n");
+    cache_level(dir, 3, "3\n", "Unified\n", "32768K\n", "0-1,4-5\n");
+    assert_int_equal(sr_copy_llc_share(dir), (size_t)8 << 20);
+    cache_level(dir, 4, "2\n", "Unified\n", "2M\n", "0\n"); /* lower, after it */
+    assert_int_equal(sr_copy_llc_share(dir), (size_t)8 << 20);
+    cache_level(dir, 5, "4\n", "Unified\n", "64M\n", NULL); /* no CPU list */
+    assert_int_equal(sr_copy_llc_share(dir), 0);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Which code a CPU gets: AVX2 forwards on Zen 4 (family 0x19 with AVX-512),
  * the AMD profile from Zen 5 on, the permutes on other CPUs with AVX-512. */
 static void test_pick_per_cpu(void **state)
@@ -304,6 +364,8 @@ int main(void)
         cmocka_unit_test(test_every_impl),
         cmocka_unit_test(test_aliasing_backwards),
         cmocka_unit_test(test_zen4_profile),
+        cmocka_unit_test(test_cpu_list),
+        cmocka_unit_test(test_llc_share_from_sysfs),
         cmocka_unit_test(test_pick_per_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
