@@ -42,10 +42,10 @@ static void sr_ib_retire(sr_tl_ctx_t *ctx, sr_ib_op_t *op, int ok, enum ibv_wc_s
         return;
     }
     lane->outstanding--;
-    if (sr_likely(!(op->kind & 0x100)))
+    if (sr_likely(!(op->kind & SR_IB_OP_REFUSED)))
         sr_ib_cq_give(ctx, lane->rail->dev);  /* a refused WR gave its entry back */
     SR_IB_COUNT(lane->n_completed, 1);
-    if ((op->kind & 0xff) == SR_IB_OP_COVER) {
+    if ((op->kind & SR_IB_OP_TYPE) == SR_IB_OP_COVER) {
         sr_ib_op_put(ctx, op);
         SR_IB_STORE(lane->sq_done, seq);
         return;

@@ -166,7 +166,7 @@ static void sr_ib_unposted(sr_tl_ctx_t *ctx, sr_tl_ep_t *ep, sr_ib_done_t *done)
     for (int l = 0; l < ep->nlanes; l++) {
         sr_ib_lane_t *lane = &ep->lanes[l];
         sr_ib_lock(ctx, &lane->lock);
-        while (lane->wq_head && (lane->wq_head->kind & 0x100)) {
+        while (lane->wq_head && (lane->wq_head->kind & SR_IB_OP_REFUSED)) {
             struct ibv_wc wc = { .wr_id = (uintptr_t)lane->wq_head,
                                  .status = IBV_WC_WR_FLUSH_ERR };
             sr_ib_complete_locked(ctx, &wc, done);

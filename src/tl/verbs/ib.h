@@ -249,6 +249,11 @@ typedef struct {
 
 /* One outstanding data work request; its address is the wr_id. */
 enum { SR_IB_OP_DATA = 0, SR_IB_OP_COVER };
+/* In kind beside the type (SR_IB_OP_TYPE bits): the QP refused this WR or
+ * never got it (rma.c, sr_ib_post_failed), so it holds no CQ entry and
+ * completes only as flushed. */
+#define SR_IB_OP_REFUSED 0x100
+#define SR_IB_OP_TYPE    0xff
 typedef struct sr_ib_op {
     struct sr_ib_op  *next;      /* in its lane's wq or hold list, or ep's replay */
     uint64_t          seq;

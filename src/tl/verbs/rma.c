@@ -44,7 +44,7 @@ static void sr_ib_post_failed(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *ba
      * go back now (sr_ib_retire gives none for them), so that a write
      * that drains the lane finds one (sr_ib_drain_cover). */
     for (sr_ib_op_t *op = bad; op; op = op->next) {
-        op->kind |= 0x100;
+        op->kind |= SR_IB_OP_REFUSED;
         sr_ib_cq_give(ep->ctx, lane->rail->dev);
     }
     SR_IB_STORE(ep->ctx->repairs_pending, 1);
@@ -94,7 +94,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
     else
         lane->wq_head = first;
     lane->wq_tail = last;
-    if (sr_unlikely(tail && (tail->kind & 0x100))) {
+    if (sr_unlikely(tail && (tail->kind & SR_IB_OP_REFUSED))) {
         /* Behind WRs the QP refused, which complete as flushed once what it
          * took has: a completion of a WR posted now would retire them as
          * done (a get among them called back with no bytes).  The lane is
@@ -485,7 +485,7 @@ void sr_ib_drain_cover(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         return;
     uint32_t unposted = 0;
     for (sr_ib_op_t *x = lane->wq_head; x; x = x->next) {
-        if (x->kind & 0x100)
+        if (x->kind & SR_IB_OP_REFUSED)
             unposted++;
         else if (!unposted)
             last = x;
