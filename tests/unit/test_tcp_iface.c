@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "tl/tl.h"
 #include "tl/tcp/tcp.h"
@@ -219,6 +221,80 @@ static void test_job_key_late(void **state)
     sr_env_release(&env);
 }
 
+/* The accepted connection in ctx that is lane c's other end (by port). */
+static int far_end(sr_tl_ctx_t *ctx, const sr_tcp_conn_t *c)
+{
+    struct sockaddr_in mine, theirs;
+    socklen_t len = sizeof(mine);
+    assert_int_equal(getsockname(c->fd, (struct sockaddr *)&mine, &len), 0);
+    for (sr_tcp_conn_t *in = ctx->conns; in; in = in->next) {
+        len = sizeof(theirs);
+        if (in->fd >= 0 && getpeername(in->fd, (struct sockaddr *)&theirs, &len) == 0 &&
+            theirs.sin_port == mine.sin_port)
+            return in->fd;
+    }
+    return -1;
+}
+
+/* A remote peer that dies closes its lanes one after the other.  The first
+ * one is read and lost; the other carries nothing, and nobody reads it:
+ * before, the peer stayed alive until a call posted on that lane too, and
+ * an atomic failed by the first loss was answered TRANSPORT, not PEER_GONE
+ * (t_peerfail inflight fadd, over TCP between PEs counted remote). */
+static void test_last_lane_of_dead_peer(void **state)
+{
+    (void)state;
+    static char heap[2][4096];
+    static const uint8_t remote[2] = { 0, 0 };
+    sr_env_t env;
+    setenv("SYMRAIL_TCP_LANES", "2", 1);
+    assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
+    unsetenv("SYMRAIL_TCP_LANES");
+    sr_tl_ctx_t *ctx[2];
+    uint8_t addr[2][1024];
+    size_t alen[2];
+    for (int pe = 0; pe < 2; pe++) {
+        sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit-dead", .is_local = remote,
+                             .env = &env, .notify_cb = on_notify, .lane_cb = on_lane };
+        assert_int_equal(sr_tl_tcp_ops.init(&p, &ctx[pe]), SYMRAIL_OK);
+        sr_tl_mem_t m = { .addr = heap[pe], .len = sizeof(heap[pe]) };
+        assert_int_equal(sr_tl_tcp_ops.mem_reg(ctx[pe], 0, &m), SYMRAIL_OK);
+        alen[pe] = sizeof(addr[pe]);
+        assert_int_equal(sr_tl_tcp_ops.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
+    }
+    sr_tl_ep_t *ep01;
+    assert_int_equal(sr_tl_tcp_ops.connect(ctx[0], 1, addr[1], alen[1], &ep01), SYMRAIL_OK);
+    assert_int_equal(ep01->nlanes, 2);
+    assert_int_equal(sr_tl_tcp_ops.ep_check(ep01), SYMRAIL_OK);
+    /* PE 1's end of lane 0 goes; PE 0 reads lane 0 and loses it. */
+    pthread_mutex_lock(&ctx[1]->io_lock);
+    int fd0 = far_end(ctx[1], ep01->lanes[0]), fd1 = far_end(ctx[1], ep01->lanes[1]);
+    assert_true(fd0 >= 0 && fd1 >= 0);
+    assert_int_equal(shutdown(fd0, SHUT_RDWR), 0);
+    pthread_mutex_unlock(&ctx[1]->io_lock);
+    time_t end = time(NULL) + 10;
+    while (sr_tcp_up(ep01->lanes[0]) && time(NULL) < end)
+        sr_tl_tcp_ops.progress(ctx[0]);
+    assert_false(sr_tcp_up(ep01->lanes[0]));
+    assert_true(sr_tcp_up(ep01->lanes[1]));
+    /* One lane lost of two that answer: the peer is not gone. */
+    assert_int_equal(sr_tl_tcp_ops.ep_check(ep01), SYMRAIL_OK);
+    /* Then its end of lane 1, with nothing more read at PE 0. */
+    pthread_mutex_lock(&ctx[1]->io_lock);
+    assert_int_equal(far_end(ctx[1], ep01->lanes[1]), fd1);
+    assert_int_equal(shutdown(fd1, SHUT_RDWR), 0);
+    pthread_mutex_unlock(&ctx[1]->io_lock);
+    symrail_status_t st = SYMRAIL_OK;
+    end = time(NULL) + 10;
+    while ((st = sr_tl_tcp_ops.ep_check(ep01)) == SYMRAIL_OK && time(NULL) < end)
+        usleep(1000);
+    assert_int_equal(st, SYMRAIL_ERR_PEER_GONE);
+    assert_true(sr_tcp_up(ep01->lanes[1]));  /* told by a look, not by a read */
+    sr_tl_tcp_ops.fini(ctx[1]);
+    sr_tl_tcp_ops.fini(ctx[0]);
+    sr_env_release(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_if_filter),
         cmocka_unit_test(test_lane_down_event),
         cmocka_unit_test(test_job_key_late),
+        cmocka_unit_test(test_last_lane_of_dead_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@ void sr_tcp_conn_close_fd(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c)
          * in the epoll set past close(). */
         epoll_ctl(c->is_out ? ctx->ep_out : ctx->ep_in, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
-        c->fd = -1;
+        __atomic_store_n(&c->fd, -1, __ATOMIC_RELEASE);  /* sr_tcp_lane_ended looks */
     }
 }
 

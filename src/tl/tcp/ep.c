@@ -33,10 +33,40 @@ void sr_tcp_ep_post_end(sr_tl_ep_t *ep)
     }
 }
 
+/* Whether lane c, still up as far as its reader knows, was closed or reset
+ * by its peer with nothing left in it to read.  No lock: the answer counts
+ * only while the lane is still up after the look, as its fd is closed only
+ * after its state leaves UP. */
+static int sr_tcp_lane_ended(const sr_tcp_conn_t *c)
+{
+    int fd = __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE);
+    if (fd < 0)
+        return 0;
+    char byte;
+    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    int err = errno;
+    if (!sr_tcp_up(c) || __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE) != fd)
+        return 0;
+    return n == 0 || (n < 0 && err != EAGAIN && err != EWOULDBLOCK && err != EINTR);
+}
+
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
 {
-    for (int l = 0; l < ep->nlanes; l++)
+    int up = 0, down = 0;
+    for (int l = 0; l < ep->nlanes; l++) {
         if (sr_tcp_up(ep->lanes[l]))
+            up++;
+        else if (ep->lanes[l])
+            down++;
+    }
+    if (up == 0 || down == 0)
+        return up > 0;
+    /* A peer that died closes its lanes one after the other, and a lane
+     * nobody posts on is read only when one does: when some lane has been
+     * lost, the others' sockets are asked too, so that the last one of a
+     * dead peer does not look up until it is used. */
+    for (int l = 0; l < ep->nlanes; l++)
+        if (sr_tcp_up(ep->lanes[l]) && !sr_tcp_lane_ended(ep->lanes[l]))
             return 1;
     return 0;
 }
