@@ -112,13 +112,13 @@ static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
  * polls across such a slice before it sleeps, as OpenSHMEM and MPI
  * implementations do (they never sleep).  Polling only costs the peer it
  * waits for when both run on one CPU: with more PEs than CPUs, or when a
- * peer's last poll was on our CPU, each poll yields.  The clock and the
- * CPUs are looked at when the wait starts and once every 64 polls.
+ * peer's last poll was on our CPU, each poll yields.  The clock is looked
+ * at once every 8 polls, the CPUs once every 64.
  */
 static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t polls,
                         uint64_t ns)
 {
-    uint64_t end = 0;
+    uint64_t end = 0, cap = 0;
     int yield;
     if (polls == 0 && ns == 0)
         return 0;
@@ -130,18 +130,27 @@ static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t po
         if (cond(arg))
             return 1;
         sr_spin_pause(yield);
-        if (((i + 1) & 63) != 0)
+        if (((i + 1) & 7) != 0)
             continue;
+        /* A poll that gives the CPU away (a yield here, or in a transport's
+         * progress) may get it back only a time slice later: 2000 of them
+         * took seconds on a loaded machine, and the wait around looked at
+         * no peer meanwhile.  So the polls end after a wait slice (past SYMRAIL_SPIN_US) too. */
+        uint64_t now = sr_time_ns();
+        if (cap == 0)
+            cap = now + ns + SR_WAIT_SLICE_NS;
+        else if (now >= cap)
+            return 0;
         if (i + 1 >= polls) {
             if (ns == 0)
                 return 0;
-            uint64_t now = sr_time_ns();
             if (end == 0)
                 end = now + ns;
             else if (now >= end)
                 return 0;
         }
-        yield = sr_rt.oversubscribed || (sr_rt.spin_ns != 0 && sr_wait_cpu_shared());
+        if (((i + 1) & 63) == 0)
+            yield = sr_rt.oversubscribed || (sr_rt.spin_ns != 0 && sr_wait_cpu_shared());
     }
 }
 

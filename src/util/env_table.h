@@ -28,7 +28,7 @@ SR_ENV(coll_check,    SYMRAIL_COLL_CHECK,    BOOL,   "0", "0..1",
 SR_ENV(heartbeat,     SYMRAIL_HEARTBEAT,     TIME,   "1s", "10ms..1h",
        "An idle connection to a peer carries a heartbeat this often, so a silent peer is noticed")
 SR_ENV(spin_count,    SYMRAIL_SPIN_COUNT,    UINT,   "2000", "0..1000000000",
-       "Polls a waiting call makes before it sleeps on a futex (at least; see SYMRAIL_SPIN_US)")
+       "Polls a waiting call makes before it sleeps on a futex (at least, unless they take over 20 ms; see SYMRAIL_SPIN_US)")
 SR_ENV(spin_us,       SYMRAIL_SPIN_US,       UINT,   "2000", "0..10000000",
        "Microseconds a waiting call keeps polling over shared memory, after its SYMRAIL_SPIN_COUNT polls, before it sleeps (not with more PEs on the node than CPUs)")
 SR_ENV(notify_slots,  SYMRAIL_NOTIFY_SLOTS,  UINT,   "64", "1..1048576",

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "core/rt.h"
@@ -216,6 +217,74 @@ static void test_abort_any_failed_peer_ends_a_wait(void **state)
                      SYMRAIL_ERR_PEER_GONE);
 }
 
+/* A machine with more runnable threads than CPUs: every progress call that
+ * finds nothing gives the CPU away (as TCP's does) and gets it back a time
+ * slice later. */
+static int slow_progress(sr_tl_ctx_t *tl)
+{
+    (void)tl;
+    struct timespec ts = { 0, 2 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+static uint32_t slow_wait_prepare(sr_tl_ctx_t *tl)
+{
+    (void)tl;
+    return 0;
+}
+
+static void slow_wait(sr_tl_ctx_t *tl, uint32_t token, uint64_t timeout_ns)
+{
+    (void)tl, (void)token, (void)timeout_ns;
+}
+
+static void slow_wait_done(sr_tl_ctx_t *tl)
+{
+    (void)tl;
+}
+
+static int cond_never(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+/* The polls before a wait sleeps (SYMRAIL_SPIN_COUNT of them, and as many
+ * after each wake) were bounded in number only: at a time slice each, a
+ * wait on a stopped peer looked at it after 2000 of them, 13 s instead of
+ * the 2 s of SYMRAIL_OP_TIMEOUT (t_liveness over TCP on a loaded machine).
+ * They end after a wait slice, and the peers are looked at. */
+static void test_slow_polls_still_look_at_peers(void **state)
+{
+    (void)state;
+    static sr_tl_ops_t slow_ops;
+    slow_ops.progress = slow_progress;
+    slow_ops.wait_prepare = slow_wait_prepare;
+    slow_ops.wait = slow_wait;
+    slow_ops.wait_done = slow_wait_done;
+    sr_rt.tls[0].ops = &slow_ops;
+    sr_rt.ntls = 1;
+    sr_rt.env.spin_count = 2000;
+    sr_rt.report = 1;
+    fk.check[1] = SYMRAIL_ERR_PEER_GONE;
+    for (int sleeper = -1; sleeper <= 0; sleeper++) {
+        sr_rt.sleeper = sleeper;  /* waits that poll, and waits that sleep */
+        uint64_t t0 = sr_time_ns();
+        assert_int_equal(sr_wait_pe(NULL, cond_never, NULL, SR_WAIT_REMOTE, 0, "test", 1),
+                         SYMRAIL_ERR_PEER_GONE);
+        uint64_t ms = (sr_time_ns() - t0) / 1000000u;
+        print_message("sleeper %d: the gone peer ended the wait after %llu ms\n", sleeper,
+                      (unsigned long long)ms);
+        assert_true(ms < 1000);  /* 2000 polls: 4 s and more */
+        fk.check[1] = SYMRAIL_OK;
+        memset(&sr_rt.peers[1].state, 0, sizeof(sr_rt.peers[1].state));
+        sr_rt.peers_down = sr_rt.peers_failed = 0;
+        fk.check[1] = SYMRAIL_ERR_PEER_GONE;
+    }
+    sr_rt.ntls = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +295,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_wait_ends_for_failure_during_it, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_abort_any_failed_peer_ends_a_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_polls_still_look_at_peers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
