@@ -448,14 +448,12 @@ static size_t sr_copy_nt_default(void)
  * blocks of 16 KiB come from pools far larger than the caches, where movsb
  * was ahead (19.3 against 18.0 GB/s cache-cold, copy_bench).
  *
- * Zen 4 (an EPYC of family 0x19 with AVX-512 on 256-bit units, 32 KiB L1d)
- * is the same on split loads (copy_micro: put from +16 at 4 KiB 111 GB/s
- * with them against 94 with the permute; get into +16 at 16 KiB 103
- * backwards against 92), and there `rep movsb` collapses on the pairs that
- * alias a forward loop at every size, from the caches and from memory
- * alike (get into +16: 6.5 GB/s cache-cold from 16 KiB to 16 MiB, where
- * the backward loop runs at 10-12 and movsb at 12-14 for the pairs that do
- * not alias; 9 against 22 cache-hot at 16 MiB).  So on AMD those pairs stay
+ * On Zen 4 (an EPYC of family 0x19 with AVX-512 on 256-bit units, 32 KiB
+ * L1d) `rep movsb` collapses on the pairs that alias a forward loop at
+ * every size, from the caches and from memory alike (get into +16: 6.5
+ * GB/s cache-cold from 16 KiB to 16 MiB, where the backward loop runs at
+ * 10-12 and movsb at 12-14 for the pairs that do not alias; 9 against 22
+ * cache-hot at 16 MiB).  So on AMD those pairs stay
  * in the vector loops at every size (glibc's memcpy leaves movsb there
  * above the L2 size only), and they go forwards: the backward loop wins
  * cache-hot at 4 KiB only (91 against 83 GB/s, equal from 16 KiB), but
