@@ -73,6 +73,28 @@ static void put_done(sr_tl_comp_t *comp, symrail_status_t st)
     (void)comp, (void)st;
 }
 
+/* Two PEs in this process, each with a 4 KiB heap and its address packed;
+ * base gives everything but my_pe. */
+struct pair {
+    sr_tl_ctx_t *ctx[2];
+    uint8_t addr[2][1024];
+    size_t alen[2];
+};
+
+static void pair_init(struct pair *pr, const sr_tl_params_t *base, char (*heap)[4096])
+{
+    for (int pe = 0; pe < 2; pe++) {
+        sr_tl_params_t p = *base;
+        p.my_pe = pe;
+        assert_int_equal(sr_tl_tcp_ops.init(&p, &pr->ctx[pe]), SYMRAIL_OK);
+        sr_tl_mem_t m = { .addr = heap[pe], .len = 4096 };
+        assert_int_equal(sr_tl_tcp_ops.mem_reg(pr->ctx[pe], 0, &m), SYMRAIL_OK);
+        pr->alen[pe] = sizeof(pr->addr[pe]);
+        assert_int_equal(sr_tl_tcp_ops.addr_pack(pr->ctx[pe], pr->addr[pe], &pr->alen[pe]),
+                         SYMRAIL_OK);
+    }
+}
+
 /* Two PEs in one process; the fault hook breaks lane 0 of PE 0 after one
  * slice, and the core hears of it from progress with a generation. */
 static void test_lane_down_event(void **state)
@@ -84,19 +106,13 @@ static void test_lane_down_event(void **state)
     setenv("SYMRAIL_TCP_FAULT_CONN", "0:1", 1);
     assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
     unsetenv("SYMRAIL_TCP_FAULT_CONN");
-    sr_tl_ctx_t *ctx[2];
-    uint8_t addr[2][1024];
-    size_t alen[2];
-    for (int pe = 0; pe < 2; pe++) {
-        sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit", .is_local = local,
-                             .env = &env, .serve_local = 1, .notify_cb = on_notify,
-                             .lane_cb = on_lane };
-        assert_int_equal(sr_tl_tcp_ops.init(&p, &ctx[pe]), SYMRAIL_OK);
-        sr_tl_mem_t m = { .addr = heap[pe], .len = sizeof(heap[pe]) };
-        assert_int_equal(sr_tl_tcp_ops.mem_reg(ctx[pe], 0, &m), SYMRAIL_OK);
-        alen[pe] = sizeof(addr[pe]);
-        assert_int_equal(sr_tl_tcp_ops.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
-    }
+    const sr_tl_params_t p = { .n_pes = 2, .job = "unit", .is_local = local, .env = &env,
+                               .serve_local = 1, .notify_cb = on_notify, .lane_cb = on_lane };
+    struct pair pr;
+    pair_init(&pr, &p, heap);
+    sr_tl_ctx_t **ctx = pr.ctx;
+    uint8_t (*addr)[1024] = pr.addr;
+    size_t *alen = pr.alen;
     sr_tl_ep_t *ep01, *ep10;
     assert_int_equal(sr_tl_tcp_ops.connect(ctx[0], 1, addr[1], alen[1], &ep01), SYMRAIL_OK);
     assert_int_equal(sr_tl_tcp_ops.connect(ctx[1], 0, addr[0], alen[0], &ep10), SYMRAIL_OK);
@@ -170,24 +186,19 @@ static void test_job_key_late(void **state)
     assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
     for (int round = 0; round < 2; round++) {
         memset(key[1], round == 0 ? 0x11 : 0x22, sizeof(key[1]));
-        sr_tl_ctx_t *ctx[2];
-        uint8_t addr[2][1024];
-        size_t alen[2];
+        const sr_tl_params_t p = { .n_pes = 2, .job = "unit-key", .is_local = local,
+                                   .env = &env, .serve_local = 1, .notify_cb = on_notify,
+                                   .lane_cb = on_lane, .job_key_late = 1 };
+        struct pair pr;
+        pair_init(&pr, &p, heap);
+        sr_tl_ctx_t **ctx = pr.ctx;
         for (int pe = 0; pe < 2; pe++) {
-            sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit-key", .is_local = local,
-                                 .env = &env, .serve_local = 1, .notify_cb = on_notify,
-                                 .lane_cb = on_lane, .job_key_late = 1 };
-            assert_int_equal(sr_tl_tcp_ops.init(&p, &ctx[pe]), SYMRAIL_OK);
             sr_tl_attr_t a = { 0 };
             sr_tl_tcp_ops.attr(ctx[pe], &a);
             assert_int_equal(a.job_key, 1);
-            sr_tl_mem_t m = { .addr = heap[pe], .len = sizeof(heap[pe]) };
-            assert_int_equal(sr_tl_tcp_ops.mem_reg(ctx[pe], 0, &m), SYMRAIL_OK);
-            alen[pe] = sizeof(addr[pe]);
-            assert_int_equal(sr_tl_tcp_ops.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
         }
         assert_int_equal(sr_tl_tcp_ops.job_key(ctx[0], key[0], "unit"), SYMRAIL_OK);
-        struct dial d = { .ctx = ctx[0], .addr = addr[1], .len = alen[1] };
+        struct dial d = { .ctx = ctx[0], .addr = pr.addr[1], .len = pr.alen[1] };
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, dial_peer, &d), 0);
         /* Bounded by the dialer: it gives up on its own after SYMRAIL_OP_TIMEOUT. */
@@ -250,20 +261,14 @@ static void test_last_lane_of_dead_peer(void **state)
     setenv("SYMRAIL_TCP_LANES", "2", 1);
     assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
     unsetenv("SYMRAIL_TCP_LANES");
-    sr_tl_ctx_t *ctx[2];
-    uint8_t addr[2][1024];
-    size_t alen[2];
-    for (int pe = 0; pe < 2; pe++) {
-        sr_tl_params_t p = { .my_pe = pe, .n_pes = 2, .job = "unit-dead", .is_local = remote,
-                             .env = &env, .notify_cb = on_notify, .lane_cb = on_lane };
-        assert_int_equal(sr_tl_tcp_ops.init(&p, &ctx[pe]), SYMRAIL_OK);
-        sr_tl_mem_t m = { .addr = heap[pe], .len = sizeof(heap[pe]) };
-        assert_int_equal(sr_tl_tcp_ops.mem_reg(ctx[pe], 0, &m), SYMRAIL_OK);
-        alen[pe] = sizeof(addr[pe]);
-        assert_int_equal(sr_tl_tcp_ops.addr_pack(ctx[pe], addr[pe], &alen[pe]), SYMRAIL_OK);
-    }
+    const sr_tl_params_t p = { .n_pes = 2, .job = "unit-dead", .is_local = remote,
+                               .env = &env, .notify_cb = on_notify, .lane_cb = on_lane };
+    struct pair pr;
+    pair_init(&pr, &p, heap);
+    sr_tl_ctx_t **ctx = pr.ctx;
     sr_tl_ep_t *ep01;
-    assert_int_equal(sr_tl_tcp_ops.connect(ctx[0], 1, addr[1], alen[1], &ep01), SYMRAIL_OK);
+    assert_int_equal(sr_tl_tcp_ops.connect(ctx[0], 1, pr.addr[1], pr.alen[1], &ep01),
+                     SYMRAIL_OK);
     assert_int_equal(ep01->nlanes, 2);
     assert_int_equal(sr_tl_tcp_ops.ep_check(ep01), SYMRAIL_OK);
     /* PE 1's end of lane 0 goes; PE 0 reads lane 0 and loses it. */
