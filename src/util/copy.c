@@ -490,7 +490,9 @@ static unsigned sr_copy_amd_family(void)
     return family;
 }
 
-const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family)
+/* Not inlined: gcc then compares each name it may return with every name
+ * sr_copy_make knows, and warns (-Wstring-compare) of those that differ. */
+__attribute__((noinline)) const char *sr_copy_pick(int avx512, int avx2, unsigned amd_family)
 {
     if (avx512 && amd_family == 0x19)
         return "avx2-fwd";
