@@ -60,7 +60,7 @@ SR_ENV(ib_gid_index,  SYMRAIL_IB_GID_INDEX,  STRING, "auto", "auto|0..255",
 SR_ENV(qps_per_peer,  SYMRAIL_IB_QPS_PER_PEER, UINT, "2", "1..8",
        "RDMA queue pairs per peer and rail; slices are spread over them")
 SR_ENV(ib_max_wr,     SYMRAIL_IB_MAX_WR,     UINT,   "0", "0..32768",
-       "Outstanding work requests per data queue pair (at least 4); 0: sized by the job, 4096 over the data QPs to all peers as a power of two minus one, 15..255 each")
+       "Outstanding work requests per data queue pair (at least 4); 0: sized by the job, 4096 over the data QPs to all peers as a power of two minus one, 15..255 each (a connected peer: over those and the ones connected before it)")
 SR_ENV(ib_cq_size,    SYMRAIL_IB_CQ_SIZE,    UINT,   "4096", "4..4194304",
        "Completion queue entries per device; outstanding completions never exceed it")
 SR_ENV(ib_recv_depth, SYMRAIL_IB_NOTIFY_DEPTH, UINT, "256", "4..65536",

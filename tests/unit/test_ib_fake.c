@@ -209,6 +209,7 @@ static int setup(void **state)
         pthread_mutex_init(&ep->lanes[l].lock, NULL);
         ep->lanes[l].qp = &fqp[l];
         ep->lanes[l].rail = &ctx->rails[0];
+        ep->lanes[l].max_wr = ctx->max_wr;
     }
     eps[0] = ep;
     ctx->eps = eps;
@@ -697,6 +698,36 @@ static void test_queue_sizing(void **state)
     }
 }
 
+/* Connected peers of other jobs share the same budget: each new one gets
+ * the depth of a job of all the peers so far, never deeper than the job's
+ * QPs, and what the user set stays.  Before, each got the job's depth, so a
+ * job of 2 PEs with 60 connected peers held 61 x 4 QPs of 255 WRs, 15 times
+ * the budget. */
+static void test_connected_share_budget(void **state)
+{
+    (void)state;
+    sr_tl_ctx_t x = { .nrails = 2, .qpp = 2, .dev_max_wr = 16384 };
+    sr_ib_size_queues(&x, 1);
+    assert_int_equal(x.max_wr, 255);
+    static const uint32_t want[] = { 255, 255, 255, 127, 127, 127, 127, 63 };
+    size_t total = 1 * 4 * (size_t)x.max_wr;
+    for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        uint32_t wr = sr_ib_conn_wr(&x);
+        assert_int_equal(wr, want[k]);  /* peers 2..9: 4096 / (4 n) */
+        total += 4 * (size_t)wr;
+    }
+    for (int k = 0; k < 52; k++)
+        total += 4 * (size_t)sr_ib_conn_wr(&x);
+    assert_int_equal(sr_ib_conn_wr(&x), 15);  /* the floor */
+    assert_int_equal(x.max_wr, 255);           /* the job's QPs keep theirs */
+    assert_true(total < 3 * 4096);
+    /* A depth the user set is every peer's. */
+    sr_tl_ctx_t y = { .nrails = 2, .qpp = 2, .max_wr = 600, .dev_max_wr = 16384 };
+    sr_ib_size_queues(&y, 1);
+    for (int k = 0; k < 100; k++)
+        assert_int_equal(sr_ib_conn_wr(&y), 600);
+}
+
 static void test_threads_share_lanes(void **state)
 {
     (void)state;
@@ -748,6 +779,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
         cmocka_unit_test(test_queue_sizing),
+        cmocka_unit_test(test_connected_share_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

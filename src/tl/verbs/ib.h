@@ -245,6 +245,8 @@ typedef struct {
     /* Counters, summed by sr_ib_stats. */
     uint64_t       n_posted, n_completed, n_qp_full, n_cq_full, bytes, slices;
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
+    uint32_t       max_wr;       /* its send queue's WRs: ctx->max_wr, or less for a
+                                  * connected peer (qp.c, sr_ib_conn_wr) */
 } sr_ib_lane_t;
 
 /* One outstanding data work request; its address is the wr_id. */
@@ -381,8 +383,10 @@ struct sr_tl_ctx {
     sr_ib_rail_t    rails[SR_IB_MAX_RAILS];
     int             nrails;
     uint32_t        qpp;
-    uint32_t        max_wr;
+    uint32_t        max_wr;     /* the job's data QPs */
     uint32_t        dev_max_wr; /* the smallest max_qp_wr of the devices */
+    uint32_t        wr_auto;    /* max_wr from the budget (SYMRAIL_IB_MAX_WR=0) */
+    uint32_t        wr_peers;   /* peers the budget is shared by, connected ones too */
     uint32_t        depth;         /* the most receive buffers one sender's window holds */
     uint32_t        slots;         /* messages of the application not consumed, per sender */
     int             max_inline;
@@ -471,7 +475,7 @@ static inline int sr_ib_room(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
     const sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_dev_t *dev = lane->rail->dev;
-    if (sr_unlikely(lane->outstanding >= ctx->max_wr)) {
+    if (sr_unlikely(lane->outstanding >= lane->max_wr)) {
         SR_IB_COUNT(lane->n_qp_full, 1);
         return 0;
     }
@@ -517,9 +521,10 @@ void sr_ib_local_hint(sr_tl_ep_t *ep, const void *local, size_t len);
 void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
 /* qp.c; size_queues: sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of the
- * job's peers with data QPs; connected peers of other jobs get the same
- * depth) and what follows from it. */
+ * job's peers with data QPs) and what follows from it; conn_wr: the send
+ * queue of one more connected peer's QPs, from the same budget. */
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
+uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx);
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq);
 /* Moves qp to RTR and RTS towards the peer's QP rqpn; 0, or the errno of

@@ -60,6 +60,7 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
     ep->conn = 1;
     ep->first = first;
     ep->nlanes = n;
+    uint32_t wr = sr_ib_conn_wr(ctx);
     for (int r = 0; r < SR_IB_MAX_RAILS; r++)
         ep->peer_rail[r] = -1;
     for (int l = 0; l < n; l++) {
@@ -69,7 +70,8 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
         /* Not offered to the core before it is connected. */
         lane->down = 1;
         lane->state = SR_IB_LANE_DEAD;
-        lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, NULL);
+        lane->max_wr = wr;
+        lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, wr, NULL);
         if (lane->qp == NULL) {
             sr_ib_peer_free(ep);
             return SYMRAIL_ERR_TRANSPORT;

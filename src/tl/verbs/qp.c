@@ -19,23 +19,47 @@
 #define SR_IB_WR_MIN    15u
 #define SR_IB_WR_MAX    255u
 
+/* The send queue of each data QP when npeers peers share the budget. */
+static uint32_t sr_ib_budget_wr(const sr_tl_ctx_t *ctx, size_t npeers)
+{
+    size_t nqps = npeers * (size_t)ctx->nrails * ctx->qpp;
+    size_t per = nqps ? SR_IB_WR_BUDGET / nqps : SR_IB_WR_MAX + 1;
+    uint32_t wr = SR_IB_WR_MAX + 1;
+    while (wr > SR_IB_WR_MIN + 1 && wr > per)
+        wr /= 2;
+    return wr - 1 < ctx->dev_max_wr ? wr - 1 : ctx->dev_max_wr;
+}
+
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
 {
     if (ctx->max_wr == 0) {
-        size_t nqps = npeers * (size_t)ctx->nrails * ctx->qpp;
-        size_t per = nqps ? SR_IB_WR_BUDGET / nqps : SR_IB_WR_MAX + 1;
-        uint32_t wr = SR_IB_WR_MAX + 1;
-        while (wr > SR_IB_WR_MIN + 1 && wr > per)
-            wr /= 2;
-        ctx->max_wr = wr - 1;
-        if (ctx->max_wr > ctx->dev_max_wr)
-            ctx->max_wr = ctx->dev_max_wr;
+        ctx->max_wr = sr_ib_budget_wr(ctx, npeers);
+        ctx->wr_auto = 1;
+        ctx->wr_peers = (uint32_t)npeers;
         sr_info("verbs: %u work requests per data QP (%zu peers x %d rails x %u QPs)",
                 ctx->max_wr, npeers, ctx->nrails, ctx->qpp);
     }
     ctx->sig_every = ctx->max_wr / 4 < SR_IB_SIG_EVERY ? ctx->max_wr / 4 : SR_IB_SIG_EVERY;
     if (ctx->sig_every < 1)
         ctx->sig_every = 1;
+}
+
+/*
+ * A connected peer of another job (a KV-cache worker meets many) comes on
+ * top of the job's peers: with the depth of the job's QPs each, a few
+ * hundred of them would cost what the budget keeps a whole job below.  So
+ * each one shares the budget with all that came before it (never deeper
+ * than the job's QPs; those made already keep theirs).  A queue smaller
+ * than sig_every is no stall: the WR that fills a queue is signalled
+ * (sr_ib_take).
+ */
+uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx)
+{
+    if (!ctx->wr_auto)
+        return ctx->max_wr;  /* SYMRAIL_IB_MAX_WR: what the user set */
+    uint32_t n = __atomic_add_fetch(&ctx->wr_peers, 1, __ATOMIC_RELAXED);
+    uint32_t wr = sr_ib_budget_wr(ctx, n);
+    return wr < ctx->max_wr ? wr : ctx->max_wr;
 }
 
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,

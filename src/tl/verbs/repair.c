@@ -366,7 +366,7 @@ static int sr_ib_lane_rebuild(sr_tl_ep_t *ep, int l, uint32_t rqpn)
         sr_ib_old_rq_psn(lane);
     }
     ibv_destroy_qp(lane->qp);
-    lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, ctx->max_wr, NULL);
+    lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, lane->max_wr, NULL);
     if (lane->qp == NULL) {
         sr_ib_lane_dead(ep, l, "no new QP");
         return -1;

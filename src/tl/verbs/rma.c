@@ -27,7 +27,7 @@ static inline void sr_ib_take(sr_tl_ctx_t *ctx, sr_ib_lane_t *lane, sr_ib_op_t *
 {
     sr_ib_dev_t *dev = lane->rail->dev;
     lane->outstanding++;
-    if (lane->outstanding >= ctx->max_wr || sr_ib_cq_used(ctx, dev) >= dev->cq_size ||
+    if (lane->outstanding >= lane->max_wr || sr_ib_cq_used(ctx, dev) >= dev->cq_size ||
         (op->bounce >= 0 && SR_IB_LOAD(ctx->bounce_free) == 0))
         op->must_sig = 1;
 }
