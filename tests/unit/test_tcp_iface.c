@@ -258,9 +258,12 @@ static void test_last_lane_of_dead_peer(void **state)
     static char heap[2][4096];
     static const uint8_t remote[2] = { 0, 0 };
     sr_env_t env;
+    /* No heartbeat: one unread in lane 1 would say that PE 1 still talks. */
     setenv("SYMRAIL_TCP_LANES", "2", 1);
+    setenv("SYMRAIL_HEARTBEAT", "1h", 1);
     assert_int_equal(sr_env_load(getenv, &env), SYMRAIL_OK);
     unsetenv("SYMRAIL_TCP_LANES");
+    unsetenv("SYMRAIL_HEARTBEAT");
     const sr_tl_params_t p = { .n_pes = 2, .job = "unit-dead", .is_local = remote,
                                .env = &env, .notify_cb = on_notify, .lane_cb = on_lane };
     struct pair pr;

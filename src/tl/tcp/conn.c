@@ -130,7 +130,8 @@ void sr_tcp_conn_fail(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, symrail_status_t statu
         return;
     if (!c->is_out && c->state != SR_TCP_UP)
         ctx->nhs--;
-    __atomic_store_n(&c->state, SR_TCP_DEAD, __ATOMIC_RELAXED);
+    /* Before the fd goes: sr_tcp_lane_ended looks at it without a lock. */
+    __atomic_store_n(&c->state, SR_TCP_DEAD, __ATOMIC_SEQ_CST);
     sr_tcp_conn_close_fd(ctx, c);
     free(c->rxbuf);
     c->rxbuf = NULL;

@@ -4,6 +4,8 @@
 #include "config.h"
 #include "tl/tcp/tcp.h"
 
+#include <sys/ioctl.h>
+
 static sr_tcp_op_t *sr_tcp_op_get(sr_tcp_conn_t *c);
 static int sr_tcp_check_lane(sr_tl_ctx_t *ctx, sr_tcp_conn_t *c, uint64_t now);
 
@@ -33,21 +35,29 @@ void sr_tcp_ep_post_end(sr_tl_ep_t *ep)
     }
 }
 
-/* Whether lane c, still up as far as its reader knows, was closed or reset
- * by its peer with nothing left in it to read.  No lock: the answer counts
- * only while the lane is still up after the look, as its fd is closed only
- * after its state leaves UP. */
+/*
+ * Whether lane c, still up as far as its reader knows, was closed or reset
+ * by its peer with nothing left that its reader has not handled: nothing in
+ * the socket and nothing in its buffer (a BYE there says the peer left, not
+ * that it died).  Looks only: poll and the queue's length leave the
+ * socket's error for its reader.  No lock: the answer counts only while the
+ * lane is still up on the same fd after the look, as its fd is closed only
+ * after its state leaves UP (sr_tcp_conn_fail).
+ */
 static int sr_tcp_lane_ended(const sr_tcp_conn_t *c)
 {
     int fd = __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE);
     if (fd < 0)
         return 0;
-    char byte;
-    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    int err = errno;
-    if (!sr_tcp_up(c) || __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE) != fd)
+    struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+    int queued = 0;
+    if (poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ||
+        ioctl(fd, FIONREAD, &queued) != 0 || queued != 0)
         return 0;
-    return n == 0 || (n < 0 && err != EAGAIN && err != EWOULDBLOCK && err != EINTR);
+    size_t lo = __atomic_load_n(&c->rx_lo, __ATOMIC_RELAXED);
+    size_t hi = __atomic_load_n(&c->rx_hi, __ATOMIC_RELAXED);
+    return lo == hi && __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == SR_TCP_UP &&
+           __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE) == fd;
 }
 
 int sr_tcp_ep_alive(const sr_tl_ep_t *ep)
