@@ -103,8 +103,9 @@ static int sr_wait_peers_check(uint64_t now, symrail_status_t *st_p)
 }
 
 /*
- * Polls cond until it holds (1) or the spin budget is spent (0): at least
- * `polls` times, then until `ns` more have passed.  A sleep costs tens of
+ * Polls cond until it holds (1) or the spin budget is spent (0): `polls`
+ * times, then until `ns` more have passed, but never past a wait slice
+ * after `ns` (checked every 8 polls).  A sleep costs tens of
  * microseconds to wake from (futex, IPI, a virtual CPU that halted), far
  * more than a collective's step, and on a machine with other load the CPU
  * it gives away may come back only after a scheduler slice (milliseconds)
@@ -130,16 +131,17 @@ static int sr_wait_spin(sr_ctx_t *ctx, sr_cond_fn_t cond, void *arg, uint64_t po
         if (cond(arg))
             return 1;
         sr_spin_pause(yield);
-        if (((i + 1) & 7) != 0)
-            continue;
         /* A poll that gives the CPU away (a yield here, or in a transport's
          * progress) may get it back only a time slice later: 2000 of them
          * took seconds on a loaded machine, and the wait around looked at
-         * no peer meanwhile.  So the polls end after a wait slice (past SYMRAIL_SPIN_US) too. */
+         * no peer meanwhile.  So the polls end a wait slice past
+         * SYMRAIL_SPIN_US too, counted from the first that failed. */
+        if (i == 0)
+            cap = sr_time_ns() + ns + SR_WAIT_SLICE_NS;
+        if (((i + 1) & 7) != 0)
+            continue;
         uint64_t now = sr_time_ns();
-        if (cap == 0)
-            cap = now + ns + SR_WAIT_SLICE_NS;
-        else if (now >= cap)
+        if (now >= cap)
             return 0;
         if (i + 1 >= polls) {
             if (ns == 0)
