@@ -210,6 +210,7 @@ static int setup(void **state)
         ep->lanes[l].qp = &fqp[l];
         ep->lanes[l].rail = &ctx->rails[0];
         ep->lanes[l].max_wr = ctx->max_wr;
+        ep->lanes[l].sig_every = ctx->sig_every;
     }
     eps[0] = ep;
     ctx->eps = eps;
@@ -721,6 +722,16 @@ static void test_connected_share_budget(void **state)
     assert_int_equal(sr_ib_conn_wr(&x), 15);  /* the floor */
     assert_int_equal(x.max_wr, 255);           /* the job's QPs keep theirs */
     assert_true(total < 3 * 4096);
+    /* A shallow lane signals more often, so that completions come well
+     * before its queue is full. */
+    sr_ib_lane_t lane = { 0 };
+    static const uint32_t depth[][2] = { { 255, 16 }, { 63, 15 }, { 31, 7 }, { 15, 3 },
+                                         { 4, 1 } };
+    for (size_t i = 0; i < sizeof(depth) / sizeof(depth[0]); i++) {
+        sr_ib_lane_depth(&lane, depth[i][0]);
+        assert_int_equal(lane.max_wr, depth[i][0]);
+        assert_int_equal(lane.sig_every, depth[i][1]);
+    }
     /* A depth the user set is every peer's. */
     sr_tl_ctx_t y = { .nrails = 2, .qpp = 2, .max_wr = 600, .dev_max_wr = 16384 };
     sr_ib_size_queues(&y, 1);

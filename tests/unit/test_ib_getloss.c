@@ -118,6 +118,7 @@ static int setup(void **state)
         pthread_mutex_init(&lane->lock, NULL);
         lane->rail = &ctx->rails[l / QPP];
         lane->max_wr = ctx->max_wr;
+        lane->sig_every = ctx->sig_every;
         lane->qp = ibv_create_qp(NULL, &ia);
         assert_int_equal(sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[0],
                                           lane->qp->qp_num, 0), SYMRAIL_OK);

@@ -160,7 +160,7 @@ static void end_make(end_t *e, int first, uint32_t qpp, uint32_t peer_qpp)
     for (int l = 0; l < ep->nlanes; l++) {
         sr_ib_lane_t *lane = &ep->lanes[l];
         lane->rail = &ctx->rails[l / (int)qpp];
-        lane->max_wr = ctx->max_wr;
+        sr_ib_lane_depth(lane, ctx->max_wr);
         lane->qp = ibv_create_qp(NULL, NULL);
         int used = (uint32_t)l % qpp < peer_qpp;  /* min(qpp) QPs per pair of rails */
         lane->down = !used;

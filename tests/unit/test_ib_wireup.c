@@ -136,7 +136,7 @@ static void pe_make(pe_t *p, int me)
     assert_non_null(ctx->lanes);
     for (size_t l = 0; l < nl; l++) {
         ctx->lanes[l].rail = &ctx->rails[(l / QPP) % NRAILS];
-        ctx->lanes[l].max_wr = ctx->max_wr;
+        sr_ib_lane_depth(&ctx->lanes[l], ctx->max_wr);
         ctx->lanes[l].qp = ibv_create_qp(NULL, NULL);
         pthread_mutex_init(&ctx->lanes[l].lock, NULL);
     }

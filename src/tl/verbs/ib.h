@@ -97,9 +97,9 @@
 #define SR_IB_INLINE_MAX   64
 /* Inline data a data QP is created for (qp.c). */
 #define SR_IB_INLINE_QP    48
-/* A QP signals at least every SR_IB_SIG_EVERY-th work request (fewer with a
- * small SYMRAIL_IB_MAX_WR: every max_wr/4-th): one completion covers every
- * earlier work request of that QP. */
+/* A QP signals at least every SR_IB_SIG_EVERY-th work request (more often
+ * with a small send queue: every max_wr/4-th of its lane): one completion
+ * covers every earlier work request of that QP. */
 #define SR_IB_SIG_EVERY    16
 /* Ack timeout 4.096 us * 2^16 = 268 ms, 7 retries: a dead peer shows as a
  * completion error in about 2 s, a slow emulated peer does not. */
@@ -247,6 +247,7 @@ typedef struct {
     _Alignas(SR_CACHE_LINE) uint32_t outstanding;
     uint32_t       max_wr;       /* its send queue's WRs: ctx->max_wr, or less for a
                                   * connected peer (qp.c, sr_ib_conn_wr) */
+    uint32_t       sig_every;    /* ... and how often it signals (sr_ib_lane_depth) */
 } sr_ib_lane_t;
 
 /* One outstanding data work request; its address is the wr_id. */
@@ -525,6 +526,8 @@ void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
  * queue of one more connected peer's QPs, from the same budget. */
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx);
+/* A lane's send queue of wr WRs, and how often it signals. */
+void sr_ib_lane_depth(sr_ib_lane_t *lane, uint32_t wr);
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
                                uint32_t send_wr, struct ibv_srq *srq);
 /* Moves qp to RTR and RTS towards the peer's QP rqpn; 0, or the errno of

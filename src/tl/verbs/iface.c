@@ -148,7 +148,7 @@ static symrail_status_t sr_ib_init(const sr_tl_params_t *params, sr_tl_ctx_t **c
             for (uint32_t q = 0; q < ctx->qpp; q++) {
                 sr_ib_lane_t *l = &ctx->lanes[((size_t)pe * ctx->nrails + r) * ctx->qpp + q];
                 l->rail = &ctx->rails[r];
-                l->max_wr = ctx->max_wr;
+                sr_ib_lane_depth(l, ctx->max_wr);
                 l->qp = sr_ib_init_fault(ctx, 3) ? NULL
                         : sr_ib_qp_create(ctx, l->rail, l->rail->dev->cq, ctx->max_wr, 0);
                 if (l->qp == NULL) {

@@ -70,7 +70,7 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
         /* Not offered to the core before it is connected. */
         lane->down = 1;
         lane->state = SR_IB_LANE_DEAD;
-        lane->max_wr = wr;
+        sr_ib_lane_depth(lane, wr);
         lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, wr, NULL);
         if (lane->qp == NULL) {
             sr_ib_peer_free(ep);

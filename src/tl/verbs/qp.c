@@ -30,6 +30,14 @@ static uint32_t sr_ib_budget_wr(const sr_tl_ctx_t *ctx, size_t npeers)
     return wr - 1 < ctx->dev_max_wr ? wr - 1 : ctx->dev_max_wr;
 }
 
+/* Every wr/4-th WR signals, at most every SR_IB_SIG_EVERY-th: a queue
+ * keeps completions coming well before it is full. */
+static uint32_t sr_ib_sig_for(uint32_t wr)
+{
+    uint32_t sig = wr / 4 < SR_IB_SIG_EVERY ? wr / 4 : SR_IB_SIG_EVERY;
+    return sig < 1 ? 1 : sig;
+}
+
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
 {
     if (ctx->max_wr == 0) {
@@ -39,9 +47,13 @@ void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
         sr_info("verbs: %u work requests per data QP (%zu peers x %d rails x %u QPs)",
                 ctx->max_wr, npeers, ctx->nrails, ctx->qpp);
     }
-    ctx->sig_every = ctx->max_wr / 4 < SR_IB_SIG_EVERY ? ctx->max_wr / 4 : SR_IB_SIG_EVERY;
-    if (ctx->sig_every < 1)
-        ctx->sig_every = 1;
+    ctx->sig_every = sr_ib_sig_for(ctx->max_wr);
+}
+
+void sr_ib_lane_depth(sr_ib_lane_t *lane, uint32_t wr)
+{
+    lane->max_wr = wr;
+    lane->sig_every = sr_ib_sig_for(wr);
 }
 
 /*
@@ -49,9 +61,8 @@ void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
  * top of the job's peers: with the depth of the job's QPs each, a few
  * hundred of them would cost what the budget keeps a whole job below.  So
  * each one shares the budget with all that came before it (never deeper
- * than the job's QPs; those made already keep theirs).  A queue smaller
- * than sig_every is no stall: the WR that fills a queue is signalled
- * (sr_ib_take).
+ * than the job's QPs; those made already keep theirs).  A smaller queue
+ * signals more often, every wr/4-th WR as the job's do (sr_ib_lane_depth).
  */
 uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx)
 {

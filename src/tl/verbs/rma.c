@@ -54,7 +54,6 @@ static void sr_ib_post_failed(sr_tl_ep_t *ep, sr_ib_lane_t *lane, sr_ib_op_t *ba
 /* Posts the lane's held WRs as one chain. */
 void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
 {
-    sr_tl_ctx_t *ctx = ep->ctx;
     sr_ib_op_t *first = lane->hold_head, *last = lane->hold_tail;
     if (first == NULL)
         return;
@@ -71,7 +70,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
                    ? 1 : ((op->sge.length - 1) >> lane->mtu_shift) + 1;
         op->psn_next = psn & 0xffffff;
         int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
-                  lane->unsig + 1 >= ctx->sig_every || (op == last && op != first);
+                  lane->unsig + 1 >= lane->sig_every || (op == last && op != first);
         op->seq = ++seq;
         op->wr.wr_id = (uintptr_t)op;
         op->wr.send_flags = (op->wr.send_flags & ~(unsigned)IBV_SEND_SIGNALED) |
