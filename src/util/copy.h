@@ -105,4 +105,13 @@ size_t sr_copy_llc_share(const char *dir);
  * nothing, if this CPU lacks it.  Not thread-safe against running copies. */
 int sr_copy_select(const char *name, int movsb, size_t nt_min);
 
+/* copy_cpu.c, for copy.c: streaming stores never start below this. */
+#define SR_COPY_NT_FLOOR ((size_t)4 << 20)
+/* 3/4 of this CPU's share of the last-level cache, at least the floor. */
+size_t sr_copy_nt_default(void);
+/* Whether the CPU has ERMS (fast `rep movsb`). */
+int sr_copy_has_erms(void);
+/* The family of an AMD CPU, 0 for other vendors. */
+unsigned sr_copy_amd_family(void);
+
 #endif
