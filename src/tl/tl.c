@@ -42,29 +42,6 @@ void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset)
     return NULL;
 }
 
-symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region)
-{
-    (void)ctx, (void)region;
-    return SYMRAIL_ERR_UNSUPPORTED;
-}
-
-symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p)
-{
-    (void)ctx, (void)region, (void)buf, (void)len_p;
-    return SYMRAIL_ERR_UNSUPPORTED;
-}
-
-symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len)
-{
-    (void)ep, (void)rkey, (void)buf, (void)len;
-    return SYMRAIL_ERR_UNSUPPORTED;
-}
-
-void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey)
-{
-    (void)ep, (void)rkey;
-}
-
 symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p)
 {
     (void)ep, (void)buf, (void)len_p;
@@ -79,11 +56,6 @@ void sr_tl_no_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len)
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p)
 {
     (void)ctx, (void)stats_p;
-}
-
-void sr_tl_ep_nothing(sr_tl_ep_t *ep)
-{
-    (void)ep;
 }
 
 void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write)

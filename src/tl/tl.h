@@ -366,17 +366,11 @@ typedef struct sr_tl_ops {
 int sr_tl_one_lane(sr_tl_ep_t *ep, uint32_t *weights_p, int max);
 /* For transports whose SYMRAIL_OK already means applied at the target. */
 symrail_status_t sr_tl_flush_nothing(sr_tl_ep_t *ep, uint32_t lanes, sr_tl_comp_t *comp);
-void sr_tl_ep_nothing(sr_tl_ep_t *ep);
 uint64_t sr_tl_heard_unknown(sr_tl_ep_t *ep);
 void *sr_tl_no_ptr(sr_tl_ep_t *ep, uint32_t region, uint64_t offset);
 void sr_tl_no_prefetch(sr_tl_ep_t *ep, uint32_t region, uint64_t offset, int write);
 void sr_tl_no_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 void sr_tl_no_local_hint(sr_tl_ep_t *ep, const void *local, size_t len);
-/* For a transport without segments (yet). */
-symrail_status_t sr_tl_no_mem_dereg(sr_tl_ctx_t *ctx, uint32_t region);
-symrail_status_t sr_tl_no_mkey_pack(sr_tl_ctx_t *ctx, uint32_t region, void *buf, size_t *len_p);
-symrail_status_t sr_tl_no_rkey_unpack(sr_tl_ep_t *ep, uint32_t rkey, const void *buf, size_t len);
-void sr_tl_no_rkey_release(sr_tl_ep_t *ep, uint32_t rkey);
 symrail_status_t sr_tl_no_ep_addr(sr_tl_ep_t *ep, void *buf, size_t *len_p);
 void sr_tl_no_ep_ctl(sr_tl_ep_t *ep, const void *msg, size_t len);
 symrail_status_t sr_tl_no_job_key(sr_tl_ctx_t *ctx, const uint8_t *key, const char *source);
