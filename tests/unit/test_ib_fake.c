@@ -179,7 +179,6 @@ static int setup(void **state)
     pthread_mutex_init(&ctx->nlock, NULL);
     ctx->params.n_pes = 1;
     ctx->max_wr = MAXWR;
-    ctx->sig_every = 4;
     ctx->max_inline = 64;
     ctx->fault_lane = -1;
     ctx->ndevs = 1;
@@ -210,7 +209,7 @@ static int setup(void **state)
         ep->lanes[l].qp = &fqp[l];
         ep->lanes[l].rail = &ctx->rails[0];
         ep->lanes[l].max_wr = ctx->max_wr;
-        ep->lanes[l].sig_every = ctx->sig_every;
+        ep->lanes[l].sig_every = 4;
     }
     eps[0] = ep;
     ctx->eps = eps;
@@ -695,7 +694,9 @@ static void test_queue_sizing(void **state)
                           .dev_max_wr = i == 9 ? 100 : 16384 };
         sr_ib_size_queues(&x, c[i].peers);
         assert_int_equal(x.max_wr, c[i].want);
-        assert_true(x.sig_every >= 1 && x.sig_every <= x.max_wr);
+        sr_ib_lane_t lane;
+        sr_ib_lane_depth(&lane, x.max_wr);
+        assert_true(lane.sig_every >= 1 && lane.sig_every <= x.max_wr);
     }
 }
 
@@ -722,6 +723,12 @@ static void test_connected_share_budget(void **state)
     assert_int_equal(sr_ib_conn_wr(&x), 15);  /* the floor */
     assert_int_equal(x.max_wr, 255);           /* the job's QPs keep theirs */
     assert_true(total < 3 * 4096);
+    /* Peers that disconnect give their share back: with 59 of the 61
+     * connected ones gone, the next one is as deep as the first. */
+    for (int k = 0; k < 59; k++)
+        sr_ib_conn_wr_put(&x);
+    assert_int_equal(sr_ib_conn_wr(&x), 255);
+    assert_int_equal(sr_ib_conn_wr(&x), 127);
     /* A shallow lane signals more often, so that completions come well
      * before its queue is full. */
     sr_ib_lane_t lane = { 0 };
@@ -737,6 +744,8 @@ static void test_connected_share_budget(void **state)
     sr_ib_size_queues(&y, 1);
     for (int k = 0; k < 100; k++)
         assert_int_equal(sr_ib_conn_wr(&y), 600);
+    sr_ib_conn_wr_put(&y);
+    assert_int_equal(y.wr_peers, 0);
 }
 
 static void test_threads_share_lanes(void **state)

@@ -77,7 +77,6 @@ static int setup(void **state)
     ctx->params.n_pes = 1;
     ctx->params.my_pe = 0;
     ctx->max_wr = 6;
-    ctx->sig_every = 2;
     ctx->max_inline = 48;
     ctx->fault_lane = -1;
     ctx->stall_ns = 1000000000ull;
@@ -118,7 +117,7 @@ static int setup(void **state)
         pthread_mutex_init(&lane->lock, NULL);
         lane->rail = &ctx->rails[l / QPP];
         lane->max_wr = ctx->max_wr;
-        lane->sig_every = ctx->sig_every;
+        lane->sig_every = 2;
         lane->qp = ibv_create_qp(NULL, &ia);
         assert_int_equal(sr_ib_qp_connect(lane->qp, lane->rail, &ep->rail_addr[0],
                                           lane->qp->qp_num, 0), SYMRAIL_OK);

@@ -417,7 +417,6 @@ struct sr_tl_ctx {
     size_t          zcopy_thresh;
 
     sr_pool_t       ops;           /* sr_ib_op_t, behind the lanes' caches (plock) */
-    uint32_t        sig_every;
     sr_ib_flush_t  *flushes;       /* flushes in progress */
     int             held;          /* some endpoint holds WRs */
     int             replays;       /* some endpoint has puts to post again */
@@ -523,9 +522,11 @@ void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 
 /* qp.c; size_queues: sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of the
  * job's peers with data QPs) and what follows from it; conn_wr: the send
- * queue of one more connected peer's QPs, from the same budget. */
+ * queue of one more connected peer's QPs, from the same budget; conn_wr_put:
+ * that peer's share back, when it disconnects. */
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx);
+void sr_ib_conn_wr_put(sr_tl_ctx_t *ctx);
 /* A lane's send queue of wr WRs, and how often it signals. */
 void sr_ib_lane_depth(sr_ib_lane_t *lane, uint32_t wr);
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,

@@ -73,6 +73,7 @@ static symrail_status_t sr_ib_peer_make(sr_tl_ctx_t *ctx, int pe, int first, int
         sr_ib_lane_depth(lane, wr);
         lane->qp = sr_ib_qp_create(ctx, lane->rail, lane->rail->dev->cq, wr, NULL);
         if (lane->qp == NULL) {
+            sr_ib_conn_wr_put(ctx);
             sr_ib_peer_free(ep);
             return SYMRAIL_ERR_TRANSPORT;
         }
@@ -248,6 +249,7 @@ void sr_ib_peer_disconnect(sr_tl_ep_t *ep)
         }
         sr_ib_unlock(ctx, &lane->lock);
     }
+    sr_ib_conn_wr_put(ctx);
     SR_IB_STORE(ctx->replays, 1);      /* what its lanes still hold fails */
     SR_IB_STORE(ctx->lane_events, 1);
     sr_debug("verbs: connected peer %d (process %d) disconnected", ep->pe, ep->pid);

@@ -47,7 +47,6 @@ void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers)
         sr_info("verbs: %u work requests per data QP (%zu peers x %d rails x %u QPs)",
                 ctx->max_wr, npeers, ctx->nrails, ctx->qpp);
     }
-    ctx->sig_every = sr_ib_sig_for(ctx->max_wr);
 }
 
 void sr_ib_lane_depth(sr_ib_lane_t *lane, uint32_t wr)
@@ -71,6 +70,14 @@ uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx)
     uint32_t n = __atomic_add_fetch(&ctx->wr_peers, 1, __ATOMIC_RELAXED);
     uint32_t wr = sr_ib_budget_wr(ctx, n);
     return wr < ctx->max_wr ? wr : ctx->max_wr;
+}
+
+/* A connected peer left (or was never made): those that come next share
+ * the budget with one peer fewer. */
+void sr_ib_conn_wr_put(sr_tl_ctx_t *ctx)
+{
+    if (ctx->wr_auto)
+        __atomic_sub_fetch(&ctx->wr_peers, 1, __ATOMIC_RELAXED);
 }
 
 struct ibv_qp *sr_ib_qp_create(sr_tl_ctx_t *ctx, sr_ib_rail_t *rail, struct ibv_cq *cq,
