@@ -12,35 +12,21 @@
 #include "core/rt.h"
 #include "core/endpoint.h"
 #include "util/log.h"
+#include "util/msgq.h"
 #include "util/sys.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sr_note {
-    struct sr_note *next;
-    int             src;
-    uint32_t        tag;
-    uint32_t        tl;     /* the transport that carried it, which gets its slot back */
-    int32_t         status;
-    uint32_t        len, have;
-    unsigned char   payload[];
-} sr_note_t;
-
 typedef struct {
-    sr_note_t *head, *tail;
-    size_t     count;  /* read without the lock by waiters */
-} sr_noteq_t;
-
-typedef struct {
-    sr_note_t *part;              /* being reassembled */
+    sr_msg_t  *part;             /* being reassembled */
     uint32_t   owed[SR_MAX_TLS];  /* slots of copied fragments to give back (atomic) */
 } sr_notify_rx_t;
 
 static sr_notify_rx_t *sr_nrx;
 static int             sr_nrx_n;
 /* Under sr_rt.notify_lock, like every sr_nrx[].part. */
-static sr_noteq_t      sr_userq, sr_resq;
+static sr_msgq_t       sr_userq, sr_resq;
 
 #define SR_NOTIFY_HANDLERS 16
 static struct {
@@ -61,46 +47,6 @@ static void sr_notify_unlock(void)
 {
     if (sr_rt.mt)
         pthread_mutex_unlock(&sr_rt.notify_lock);
-}
-
-static void sr_noteq_push(sr_noteq_t *q, sr_note_t *m, int front)
-{
-    if (front) {
-        m->next = q->head;
-        q->head = m;
-        if (q->tail == NULL)
-            q->tail = m;
-    } else {
-        m->next = NULL;
-        if (q->tail)
-            q->tail->next = m;
-        else
-            q->head = m;
-        q->tail = m;
-    }
-    __atomic_store_n(&q->count, q->count + 1, __ATOMIC_RELAXED);
-}
-
-static void sr_noteq_unlink(sr_noteq_t *q, sr_note_t *prev, sr_note_t *m)
-{
-    if (prev)
-        prev->next = m->next;
-    else
-        q->head = m->next;
-    if (q->tail == m)
-        q->tail = prev;
-    __atomic_store_n(&q->count, q->count - 1, __ATOMIC_RELAXED);
-}
-
-static void sr_noteq_clear(sr_noteq_t *q)
-{
-    while (q->head) {
-        sr_note_t *m = q->head;
-        q->head = m->next;
-        free(m);
-    }
-    q->tail = NULL;
-    q->count = 0;
 }
 
 /* `count` slots go back to PE src on transport tl (a peer may have a
@@ -126,7 +72,7 @@ static void sr_notify_owe(sr_notify_rx_t *r, uint32_t tl)
 }
 
 /* A first fragment: the message it starts, or NULL when it is not one. */
-static sr_note_t *sr_notify_start(int src, uint32_t tag, uint32_t tl, const void *payload,
+static sr_msg_t *sr_notify_start(int src, uint32_t tag, uint32_t tl, const void *payload,
                                   size_t len)
 {
     sr_notify_hdr_t h;
@@ -136,11 +82,11 @@ static sr_note_t *sr_notify_start(int src, uint32_t tag, uint32_t tl, const void
     if (h.magic != SR_NOTIFY_MAGIC || h.len > SYMRAIL_NOTIFY_MAX_PAYLOAD ||
         len - sizeof(h) > h.len)
         return NULL;
-    sr_note_t *m = malloc(sizeof(*m) + h.len);
+    sr_msg_t *m = malloc(sizeof(*m) + h.len);
     /* Losing a notification would hang its receiver later. */
     if (m == NULL)
         sr_core_abort(1, "out of memory queueing a notification message");
-    *m = (sr_note_t){ .src = src, .tag = tag, .tl = tl, .status = h.status, .len = h.len };
+    *m = (sr_msg_t){ .src = src, .tag = tag, .tl = tl, .status = h.status, .len = h.len };
     return m;
 }
 
@@ -152,7 +98,7 @@ void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload,
         return;
     sr_notify_rx_t *r = &sr_nrx[src_pe];
     sr_notify_lock();
-    sr_note_t *m = r->part;
+    sr_msg_t *m = r->part;
     /* Whatever else comes while a message is open means its sender broke
      * it off (and maybe starts the next one). */
     if (m != NULL && (tag != m->tag || tl != m->tl || len == 0 || len > m->len - m->have)) {
@@ -184,7 +130,7 @@ void sr_notify_deliver(void *arg, int src_pe, uint32_t tag, const void *payload,
     }
     r->part = NULL;
     int reserved = m->tag >= SYMRAIL_NOTIFY_TAG_RESERVED;
-    sr_noteq_push(reserved ? &sr_resq : &sr_userq, m, 0);
+    sr_msgq_link(reserved ? &sr_resq : &sr_userq, m, 0);
     sr_notify_unlock();
     if (reserved)
         __atomic_fetch_or(&sr_notify_work, SR_NOTIFY_WORK_HANDLER, __ATOMIC_RELEASE);
@@ -236,7 +182,7 @@ static void sr_notify_dispatch(void)
         return;
     }
     for (;;) {
-        sr_note_t *prev = NULL, *m;
+        sr_msg_t *prev = NULL, *m;
         int h = -1;
         sr_notify_lock();
         for (m = sr_resq.head; m != NULL; prev = m, m = m->next) {
@@ -248,7 +194,7 @@ static void sr_notify_dispatch(void)
                 break;
         }
         if (m != NULL)
-            sr_noteq_unlink(&sr_resq, prev, m);
+            sr_msgq_unlink(&sr_resq, prev, m);
         sr_notify_unlock();
         if (m == NULL)
             break;
@@ -257,7 +203,7 @@ static void sr_notify_dispatch(void)
         if (st == SYMRAIL_ERR_AGAIN) {
             /* Still the oldest of its tag. */
             sr_notify_lock();
-            sr_noteq_push(&sr_resq, m, 1);
+            sr_msgq_link(&sr_resq, m, 1);
             sr_notify_unlock();
             blocked[nblocked++] = m->tag;
             continue;
@@ -286,26 +232,26 @@ void sr_notify_rx_progress(uint32_t work)
 }
 
 typedef struct {
-    sr_noteq_t *q;
+    sr_msgq_t *q;
     int         any;
     uint32_t    tag;
 } sr_notify_sel_t;
 
 /* Unlinks the oldest message that sel selects (lock held). */
-static sr_note_t *sr_notify_find(const sr_notify_sel_t *sel, int unlink)
+static sr_msg_t *sr_notify_find(const sr_notify_sel_t *sel, int unlink)
 {
-    sr_note_t *prev = NULL, *m;
+    sr_msg_t *prev = NULL, *m;
     for (m = sel->q->head; m != NULL && !sel->any && m->tag != sel->tag; prev = m, m = m->next)
         ;
     if (m != NULL && unlink)
-        sr_noteq_unlink(sel->q, prev, m);
+        sr_msgq_unlink(sel->q, prev, m);
     return m;
 }
 
-static sr_note_t *sr_notify_take(const sr_notify_sel_t *sel)
+static sr_msg_t *sr_notify_take(const sr_notify_sel_t *sel)
 {
     sr_notify_lock();
-    sr_note_t *m = sr_notify_find(sel, 1);
+    sr_msg_t *m = sr_notify_find(sel, 1);
     sr_notify_unlock();
     return m;
 }
@@ -328,7 +274,7 @@ symrail_status_t sr_notify_recv(int any_tag, uint32_t tag, int timeout_ms, int b
 {
     sr_notify_sel_t sel = { any_tag || tag < SYMRAIL_NOTIFY_TAG_RESERVED ? &sr_userq : &sr_resq,
                             any_tag, tag };
-    sr_note_t *m;
+    sr_msg_t *m;
     uint64_t start = sr_time_ns();
     sr_progress(NULL);
     /* Another thread may take the message we saw arrive: look again, in
@@ -376,6 +322,6 @@ void sr_notify_rx_fini(void)
     free(sr_nrx);
     sr_nrx = NULL;
     sr_nrx_n = 0;
-    sr_noteq_clear(&sr_userq);
-    sr_noteq_clear(&sr_resq);
+    sr_msgq_clear(&sr_userq);
+    sr_msgq_clear(&sr_resq);
 }

@@ -16,6 +16,12 @@ typedef struct sr_msg {
     uint32_t       tag;
     uint32_t       len;
     uint32_t       flags;  /* the owner's marks (e.g. a transport's own messages) */
+    /* Kept by a receiver that reassembles: the transport that carried it
+     * (which gets its slot back), the status the sender attached, and the
+     * bytes of payload that have come so far. */
+    uint32_t       tl;
+    int32_t        status;
+    uint32_t       have;
     unsigned char  payload[];
 } sr_msg_t;
 
@@ -31,6 +37,12 @@ symrail_status_t sr_msgq_push_flags(sr_msgq_t *q, int src, uint32_t tag, uint32_
                                     const void *payload, size_t len);
 /* The oldest message, or NULL; the caller frees it with free(). */
 sr_msg_t *sr_msgq_pop(sr_msgq_t *q);
+/* A message the caller allocated (malloc, freed by whoever takes it out),
+ * at the tail, or at the head where front is 1: one taken out and put back
+ * stays the oldest. */
+void sr_msgq_link(sr_msgq_t *q, sr_msg_t *m, int front);
+/* Takes m out; prev: the message before it, NULL for the head. */
+void sr_msgq_unlink(sr_msgq_t *q, sr_msg_t *prev, sr_msg_t *m);
 void sr_msgq_clear(sr_msgq_t *q);
 
 #endif

@@ -80,6 +80,42 @@ static void test_msgq_flags(void **state)
     assert_int_equal(q.count, 0);
 }
 
+/* What the core's receive queues do: take out a message from the middle,
+ * put one back at the head, and keep head, tail and count right. */
+static void test_msgq_link_unlink(void **state)
+{
+    (void)state;
+    sr_msgq_t q = { NULL, NULL, 0 };
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(sr_msgq_push(&q, i, 10 + (uint32_t)i, NULL, 0), SYMRAIL_OK);
+    sr_msg_t *a = q.head, *b = a->next, *c = b->next;
+    sr_msgq_unlink(&q, a, b);     /* the middle one */
+    assert_int_equal(q.count, 2);
+    assert_ptr_equal(a->next, c);
+    sr_msgq_unlink(&q, a, c);     /* the tail */
+    assert_ptr_equal(q.tail, a);
+    sr_msgq_link(&q, b, 1);       /* back, as the oldest */
+    assert_ptr_equal(q.head, b);
+    sr_msgq_link(&q, c, 0);
+    assert_ptr_equal(q.tail, c);
+    assert_int_equal(q.count, 3);
+    static const int order[] = { 1, 0, 2 };
+    for (int i = 0; i < 3; i++) {
+        sr_msg_t *m = sr_msgq_pop(&q);
+        assert_non_null(m);
+        assert_int_equal(m->src, order[i]);
+        free(m);
+    }
+    assert_null(q.head);
+    assert_null(q.tail);
+    assert_int_equal(q.count, 0);
+    sr_msg_t *one = calloc(1, sizeof(*one));
+    sr_msgq_link(&q, one, 1);     /* at the head of an empty queue: the tail too */
+    assert_ptr_equal(q.tail, one);
+    sr_msgq_clear(&q);
+    assert_int_equal(q.count, 0);
+}
+
 static void test_cpu_amo(void **state)
 {
     (void)state;
@@ -246,6 +282,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault),
         cmocka_unit_test(test_msgq_flags),
+        cmocka_unit_test(test_msgq_link_unlink),
         cmocka_unit_test(test_cpu_amo),
         cmocka_unit_test(test_cpu_amo32),
         cmocka_unit_test(test_doorbell),
