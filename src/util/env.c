@@ -1,6 +1,7 @@
 #include "config.h"
 #include "env.h"
 #include "log.h"
+#include "strlist.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -181,17 +182,21 @@ static symrail_status_t sr_env_check_range(const sr_env_desc_t *d, const char *s
         sr_error("%s='%s' is out of range: allowed %.*s", d->name, s, (int)alen, d->range);
         return SYMRAIL_ERR_INVALID;
     }
-    for (const char *p = s;; p++) {
-        size_t n = strcspn(p, ",");
-        if (!sr_env_alt_match(d->range, alen, p, n)) {
+    /* The rules of every comma list (strlist.h), and at least one item. */
+    const char *pos = s, *item;
+    size_t n, items = 0;
+    for (; sr_list_next(&pos, &item, &n); items++)
+        if (!sr_env_alt_match(d->range, alen, item, n)) {
             sr_error("%s='%s' is out of range: '%.*s' is not one of %.*s (a comma list of these)",
-                     d->name, s, (int)n, p, (int)alen, d->range);
+                     d->name, s, (int)n, item, (int)alen, d->range);
             return SYMRAIL_ERR_INVALID;
         }
-        p += n;
-        if (*p == '\0')
-            return SYMRAIL_OK;
+    if (items == 0) {
+        sr_error("%s='%s' names none of %.*s (a comma list of these)", d->name, s, (int)alen,
+                 d->range);
+        return SYMRAIL_ERR_INVALID;
     }
+    return SYMRAIL_OK;
 }
 
 symrail_status_t sr_env_parse_checked(const sr_env_desc_t *d, const char *s, void *field)
@@ -205,6 +210,11 @@ symrail_status_t sr_env_parse_checked(const sr_env_desc_t *d, const char *s, voi
     if (st != SYMRAIL_OK && d->type == SR_ENV_T_STRING) {
         free(*(char **)field);
         *(char **)field = NULL;
+    } else if (d->type == SR_ENV_T_STRING && strcmp(d->range, "*") != 0) {
+        /* The range matched regardless of case; the code that reads the
+         * value compares with the table's spelling, which is lower case. */
+        for (char *c = *(char **)field; c && *c; c++)
+            *c = (char)tolower((unsigned char)*c);
     }
     return st;
 }

@@ -244,7 +244,7 @@ static void test_load_values(void **state)
     fake_env = table;
     assert_int_equal(sr_env_load(fake_getenv, &env), SYMRAIL_OK);
     assert_int_equal(env.heap_size, 512 * MiB);
-    assert_string_equal(env.log, "Debug");
+    assert_string_equal(env.log, "debug");  /* a choice: in the table's spelling */
     assert_string_equal(env.transports, "tcp");
     assert_int_equal(env.op_timeout, 1500);
     assert_int_equal(env.spin_count, 0);
@@ -314,6 +314,23 @@ static symrail_status_t load_one(const char *var)
     return st;
 }
 
+/* Choices match regardless of case, and the code that compares them with
+ * the table's spelling sees that spelling: "TCP" was accepted, then no
+ * transport was found by that name. */
+static void test_choices_any_case(void **state)
+{
+    (void)state;
+    const char *table[] = { "SYMRAIL_TRANSPORTS= TCP ,Shm", "SYMRAIL_ON_PEER_FAILURE=Report",
+                            "SYMRAIL_IB_GID_INDEX=AUTO", NULL };
+    sr_env_t env;
+    fake_env = table;
+    assert_int_equal(sr_env_load(fake_getenv, &env), SYMRAIL_OK);
+    assert_string_equal(env.transports, " tcp ,shm");
+    assert_string_equal(env.on_peer_failure, "report");
+    assert_string_equal(env.ib_gid_index, "auto");
+    sr_env_release(&env);
+}
+
 static void test_ranges(void **state)
 {
     static const char *const bad[] = {
@@ -329,10 +346,9 @@ static void test_ranges(void **state)
         "SYMRAIL_IB_MAX_WR=32769",
         "SYMRAIL_HEARTBEAT=0",
         "SYMRAIL_TRANSPORTS=ib",
-        "SYMRAIL_TRANSPORTS=shm,,tcp",
-        "SYMRAIL_TRANSPORTS=shm,",
         "SYMRAIL_TRANSPORTS=",
-        "SYMRAIL_TRANSPORTS=shm, tcp",
+        "SYMRAIL_TRANSPORTS= , ",
+        "SYMRAIL_TRANSPORTS=shm,ib",
         "SYMRAIL_IB_GID_INDEX=256",
         "SYMRAIL_IB_GID_INDEX=x",
         "SYMRAIL_IB_GID_INDEX=",
@@ -343,6 +359,9 @@ static void test_ranges(void **state)
         "SYMRAIL_SLICE_SIZE=4K", "SYMRAIL_SLICE_SIZE=1G", "SYMRAIL_HEAP_SIZE=8K",
         "SYMRAIL_HEAP_SIZE=64T", "SYMRAIL_TCP_LANES=32", "SYMRAIL_OP_TIMEOUT=0",
         "SYMRAIL_TRANSPORTS=tcp,shm", "SYMRAIL_TRANSPORTS=TCP", "SYMRAIL_IB_GID_INDEX=0",
+        /* the rules of every comma list (strlist.h): blanks around an item
+         * and empty items do not count */
+        "SYMRAIL_TRANSPORTS=shm, tcp", "SYMRAIL_TRANSPORTS=shm,,tcp", "SYMRAIL_TRANSPORTS=shm,",
         "SYMRAIL_IB_GID_INDEX=255", "SYMRAIL_IB_GID_INDEX=Auto", "SYMRAIL_LOG=TRACE",
         "SYMRAIL_TCP_IF=anything at all", NULL,
     };
@@ -476,6 +495,7 @@ int main(void)
         cmocka_unit_test_setup(test_load_partial, reset_env),
         cmocka_unit_test_setup(test_load_invalid, reset_env),
         cmocka_unit_test_setup(test_ranges, reset_env),
+        cmocka_unit_test_setup(test_choices_any_case, reset_env),
         cmocka_unit_test(test_table_ranges),
         cmocka_unit_test_setup(test_warn_unknown, reset_env),
         cmocka_unit_test_setup(test_print, reset_env),
