@@ -17,10 +17,10 @@
 #include "core/slice.h"
 #include "core/spray_core.h"
 #include "core/endpoint.h"
+#include "util/fault.h"
 #include "util/log.h"
 #include "util/sys.h"
 
-#include <stdio.h>
 #include <time.h>
 
 
@@ -260,19 +260,15 @@ void sr_rma_progress_held(sr_ctx_t *ctx)
 
 symrail_status_t sr_rma_hold_parse(const char *spec)
 {
-    int lane, end = 0;
-    unsigned long long ms;
+    sr_fault_t h;
     sr_rt.hold_lane = -1;
-    if (spec == NULL || *spec == '\0')
-        return SYMRAIL_OK;
-    if (sscanf(spec, "%d:%llu%n", &lane, &ms, &end) != 2 || lane < 0 || spec[end] != '\0') {
-        sr_error("SYMRAIL_TEST_HOLD_LANE='%s' is not LANE:MS", spec);
-        return SYMRAIL_ERR_INVALID;
-    }
+    symrail_status_t st = sr_hook_parse(spec, "SYMRAIL_TEST_HOLD_LANE", "MS", 0, &h);
+    if (st != SYMRAIL_OK || h.lane < 0)
+        return st;
     sr_warn("test hook armed (SYMRAIL_TEST_HOLD_LANE): completions on lane %d are held back "
-            "%llu ms", lane, ms);
-    sr_rt.hold_lane = lane;
-    sr_rt.hold_ns = ms * 1000000ull;
+            "%llu ms", h.lane, (unsigned long long)h.after);
+    sr_rt.hold_lane = h.lane;
+    sr_rt.hold_ns = h.after * 1000000ull;
     return SYMRAIL_OK;
 }
 

@@ -1,7 +1,8 @@
 /*
- * Testing-only fault hooks of the transports (SYMRAIL_IB_FAULT_QP_ERROR,
+ * Testing-only hooks: the transports' faults (SYMRAIL_IB_FAULT_QP_ERROR,
  * SYMRAIL_TCP_FAULT_CONN): "LANE:N" breaks lane LANE after N slices; a hook
- * that takes a third field ("LANE:N:M") gives M its own meaning.
+ * that takes a third field ("LANE:N:M") gives M its own meaning.  The
+ * core's SYMRAIL_TEST_HOLD_LANE ("LANE:MS") is spelled the same way.
  */
 #ifndef SR_UTIL_FAULT_H
 #define SR_UTIL_FAULT_H
@@ -22,5 +23,9 @@ typedef struct {
  * shows in the log. */
 symrail_status_t sr_fault_parse(const char *spec, const char *var, const char *who,
                                 const char *extra, sr_fault_t *fault_p);
+/* The syntax alone, for every hook spelled LANE:X[:M] (`second` names X
+ * in the message, `third`: whether :M may follow); warns of nothing. */
+symrail_status_t sr_hook_parse(const char *spec, const char *var, const char *second,
+                               int third, sr_fault_t *fault_p);
 
 #endif

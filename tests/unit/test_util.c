@@ -53,6 +53,12 @@ static void test_fault(void **state)
     for (size_t i = 0; i < sizeof(bad3) / sizeof(bad3[0]); i++)
         if (sr_fault_parse(bad3[i], "V", "t", "x", &f) != SYMRAIL_ERR_INVALID)
             fail_msg("three-field hook accepted '%s'", bad3[i]);
+    /* The syntax alone (the core's SYMRAIL_TEST_HOLD_LANE=LANE:MS). */
+    assert_int_equal(sr_hook_parse("2:1500", "V", "MS", 0, &f), SYMRAIL_OK);
+    assert_int_equal(f.lane, 2);
+    assert_int_equal(f.after, 1500);
+    assert_int_equal(sr_hook_parse("2:1500:1", "V", "MS", 0, &f), SYMRAIL_ERR_INVALID);
+    assert_int_equal(f.lane, -1);
 }
 
 static void test_msgq_flags(void **state)
