@@ -64,6 +64,24 @@ enum {
         old = __atomic_fetch_xor((_T *)t, (_T)operand, __ATOMIC_ACQ_REL);                     \
         break;
 
+/* The value a kind (without SR_CPU_AMO_W32) makes of cur: for a device
+ * that applies the others as compare-swaps of the value it computed.  A
+ * kind that stores nothing (FETCH, a CSWAP that did not match, one not
+ * above) leaves cur. */
+static inline uint64_t sr_amo_value(int kind, uint64_t cur, uint64_t operand, uint64_t compare)
+{
+    switch (kind) {
+    case SR_CPU_AMO_SET:
+    case SR_CPU_AMO_SWAP:  return operand;
+    case SR_CPU_AMO_ADD:   return cur + operand;
+    case SR_CPU_AMO_CSWAP: return cur == compare ? operand : cur;
+    case SR_CPU_AMO_AND:   return cur & operand;
+    case SR_CPU_AMO_OR:    return cur | operand;
+    case SR_CPU_AMO_XOR:   return cur ^ operand;
+    default:               return cur;
+    }
+}
+
 /* What an atomic did to its word, for a transport that wakes the waiters
  * of writes. */
 enum { SR_CPU_AMO_INVALID = 0, SR_CPU_AMO_READ, SR_CPU_AMO_STORE, SR_CPU_AMO_RMW };

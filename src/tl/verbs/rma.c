@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "tl/verbs/ib.h"
+#include "util/atomic.h"
 
 #include <stddef.h>
 
@@ -370,17 +371,8 @@ uint64_t sr_ib_amo_next(const sr_ib_op_t *op, uint64_t word)
 {
     unsigned sh = op->amo_shift;
     uint64_t mask = op->amo_w32 ? UINT64_C(0xffffffff) : UINT64_MAX;
-    uint64_t cur = (word >> sh) & mask, v;
-    switch (op->amo_kind) {
-    case SR_TL_AMO_SET:
-    case SR_TL_AMO_SWAP:  v = op->operand; break;
-    case SR_TL_AMO_ADD:   v = cur + op->operand; break;
-    case SR_TL_AMO_CSWAP: v = cur == (op->compare & mask) ? op->operand : cur; break;
-    case SR_TL_AMO_AND:   v = cur & op->operand; break;
-    case SR_TL_AMO_OR:    v = cur | op->operand; break;
-    case SR_TL_AMO_XOR:   v = cur ^ op->operand; break;
-    default:              v = cur; break;
-    }
+    uint64_t cur = (word >> sh) & mask;
+    uint64_t v = sr_amo_value((int)op->amo_kind, cur, op->operand, op->compare & mask);
     return (word & ~(mask << sh)) | ((v & mask) << sh);
 }
 
