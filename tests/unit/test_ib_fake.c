@@ -257,6 +257,35 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
  * core, which sends it elsewhere.  A lane that completes something between
  * looks, or holds only unsignalled WRs (puts complete at post), is left
  * alone however long it waits. */
+/* Zero-copy puts of one transfer on one lane go out as a chain of which
+ * only the last is signalled (before: each, for its callback); the last
+ * one's completion covers the others, and every callback comes. */
+static void test_chain_covers_its_callbacks(void **state)
+{
+    (void)state;
+    tcomp_t c[3];
+    for (int i = 0; i < 3; i++) {
+        tcomp_init(&c[i]);
+        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
+        assert_int_equal(sr_ib_put(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
+                                   &c[i].comp),
+                         SR_TL_INPROGRESS);
+    }
+    sr_ib_ep_post_end(ep);
+    assert_int_equal(nwrs, 3);
+    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
+    assert_int_equal(wrs[2].sig, 1);
+    progress();
+    assert_int_equal(c[0].calls + c[1].calls + c[2].calls, 0);
+    complete_lane(0, IBV_WC_SUCCESS);
+    progress();
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c[i].calls, 1);
+        assert_int_equal(c[i].status, SYMRAIL_OK);
+    }
+    assert_int_equal(ep->lanes[0].outstanding, 0);
+}
+
 static void test_stalled_lane_breaks(void **state)
 {
     (void)state;
@@ -500,6 +529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_error_goes_to_the_flush_of_its_lane, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stalled_lane_breaks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chain_covers_its_callbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
     };

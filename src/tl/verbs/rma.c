@@ -6,8 +6,9 @@
  * at post (the source may be reused at once); the op keeps the data (its
  * inline copy or the bounce buffer) until a completion covers it, so that
  * it can be posted again on another lane should its QP fail.  Only some work requests are
- * signalled: those that need a callback (zero-copy puts, gets, atomics),
- * every sig_every-th of a QP, the last of a chain, and one that takes the
+ * signalled: atomics, every sig_every-th of a QP, the last of a chain (so
+ * zero-copy puts and gets, which need a callback, are covered by the
+ * completion of their chain's last WR), and one that takes the
  * last slot of its send queue, of its CQ or of the bounce buffers, so that a
  * full resource always has a completion on its way that frees some of it.
  * A completion covers every earlier work request of its QP.
@@ -70,8 +71,12 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
                        op->sge.length == 0
                    ? 1 : ((op->sge.length - 1) >> lane->mtu_shift) + 1;
         op->psn_next = psn & 0xffffff;
-        int sig = op->must_sig || op->comp != NULL || op->kind != SR_IB_OP_DATA ||
-                  lane->unsig + 1 >= lane->sig_every || (op == last && op != first);
+        /* A WR with a callback (a zero-copy put, a get) in the middle of
+         * the chain is covered by the last one's completion, which comes
+         * as soon: only the last of a chain calls for one of its own. */
+        int sig = op->must_sig || (op->comp != NULL && op == last) ||
+                  op->kind != SR_IB_OP_DATA || lane->unsig + 1 >= lane->sig_every ||
+                  (op == last && op != first);
         op->seq = ++seq;
         op->wr.wr_id = (uintptr_t)op;
         op->wr.send_flags = (op->wr.send_flags & ~(unsigned)IBV_SEND_SIGNALED) |
