@@ -38,22 +38,13 @@ typedef struct {
 typedef struct {
     sender_t s[MAXS];
     int      n;
-    uint32_t nrecv, pool_free, depth, low, slots, sq;
+    uint32_t pool_free, depth, low, slots, sq;
 } model_t;
-
-static uint64_t windows(const model_t *m)
-{
-    uint64_t sum = 0;
-    for (int i = 0; i < m->n; i++)
-        sum += m->s[i].limit - m->s[i].arrived;
-    return sum;
-}
 
 static uint64_t run_model(int n, uint32_t pool, uint32_t depth, uint32_t slots, unsigned seed,
                           int steps, int busy_one)
 {
-    model_t m = { .n = n, .nrecv = (uint32_t)n * SR_IB_CREDIT_STATIC + pool, .pool_free = pool,
-                  .depth = depth, .low = pool / 4, .slots = slots, .sq = 16 };
+    model_t m = { .n = n, .pool_free = pool, .depth = depth, .low = pool / 4, .slots = slots, .sq = 16 };
     /* Half the pool handed out evenly at the start (md.c). */
     uint32_t w0 = SR_IB_CREDIT_STATIC + pool / (2 * (uint32_t)n);
     if (w0 > depth)
@@ -120,13 +111,15 @@ static uint64_t run_model(int n, uint32_t pool, uint32_t depth, uint32_t slots, 
                 s->c.send_done++;
             break;
         }
-        /* No RNR: every sender within its window, windows within the queue. */
+        /* No RNR: every sender within its window.  (That the windows stay
+         * within the queue is the model's own bookkeeping, which moves
+         * what sr_ib_grant gives from the pool to a window; what can fail
+         * there is a grant beyond the pool, asserted at the arrival.) */
         for (int i = 0; i < n; i++) {
             assert_true(m.s[i].wire <= m.s[i].limit - m.s[i].arrived);
             assert_true(m.s[i].app_unconsumed <= slots);
             assert_true(m.s[i].c.sent - m.s[i].c.send_done <= m.sq);
         }
-        assert_int_equal(windows(&m) + m.pool_free, m.nrecv);
     }
     return total_sent;
 }
