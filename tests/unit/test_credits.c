@@ -44,7 +44,8 @@ typedef struct {
 static uint64_t run_model(int n, uint32_t pool, uint32_t depth, uint32_t slots, unsigned seed,
                           int steps, int busy_one)
 {
-    model_t m = { .n = n, .pool_free = pool, .depth = depth, .low = pool / 4, .slots = slots, .sq = 16 };
+    model_t m = { .n = n, .pool_free = pool, .depth = depth, .low = pool / 4, .slots = slots,
+                  .sq = 16 };
     /* Half the pool handed out evenly at the start (md.c). */
     uint32_t w0 = SR_IB_CREDIT_STATIC + pool / (2 * (uint32_t)n);
     if (w0 > depth)
