@@ -67,6 +67,8 @@ for tl in shm tcp; do
         '^ok: notify to a receiver that does not consume times out after 2 slots' \
         env SYMRAIL_TRANSPORTS=$tl SYMRAIL_NOTIFY_SLOTS=2 SYMRAIL_OP_TIMEOUT=1s \
         "$SYMRUN" -n 2 --timeout 60 "$T/t_notify" stuck
+    count_case "the timeout names the receiver, once ($tl)" 1 \
+        'error: notify_send to PE 1 \(its slots are full\): no progress for 1000 ms'
 done
 run_case "unknown SYMRAIL_ variable warned about" 0 'unknown variable SYMRAIL_BOGUS' \
     env SYMRAIL_BOGUS=1 "$SYMRUN" -n 2 --timeout 60 "$top_builddir/examples/hello"
