@@ -47,6 +47,13 @@ for tl in shm tcp; do
     run_case "a stopped peer is unresponsive, then works again ($tl)" 0 \
         '^ok: a stopped peer is unresponsive' \
         env SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+    for call in sync malloc; do
+        run_case "$call with a stopped peer fails in time, then works again ($tl)" 0 \
+            "^ok: a stopped peer is unresponsive .*\\($call\\)" \
+            env T_CALL=$call SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 \
+            --timeout 60 "$T/t_liveness"
+        count_case "the failed $call names the stopped peer ($tl)" 1 'PE 1.*unresponsive|unresponsive.*PE 1'
+    done
 done
 # Knobs: a tiny heap makes exhaustion happen for real; few notify slots force
 # senders to wait for room; an unknown variable is warned about.
