@@ -43,16 +43,22 @@ done
 run_case "a peer gone mid-transfer gives an error" 0 \
     'ok: a peer killed mid-transfer gives "peer process is gone"' \
     "$SYMRUN" -n 2 --timeout 60 "$T/t_badinput" killmid
-for tl in shm tcp; do
+# tcp_remote: TCP with the peer counted on another node, so that no
+# process id tells what it is and only its silence does.
+for tl in shm tcp tcp_remote; do
+    node=0
+    [ "$tl" = tcp_remote ] && node=1
     run_case "a stopped peer is unresponsive, then works again ($tl)" 0 \
         '^ok: a stopped peer is unresponsive' \
-        env SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+        env SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=${tl%_remote} SYMRAIL_TEST_NODE_SIZE=$node \
+        "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
     for call in sync malloc; do
         run_case "$call with a stopped peer fails in time, then works again ($tl)" 0 \
             "^ok: a stopped peer is unresponsive .*\\($call\\)" \
-            env T_CALL=$call SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=$tl "$SYMRUN" -n 2 \
-            --timeout 60 "$T/t_liveness"
-        count_case "the failed $call names the stopped peer ($tl)" 1 'PE 1.*unresponsive|unresponsive.*PE 1'
+            env T_CALL=$call SYMRAIL_OP_TIMEOUT=2s SYMRAIL_TRANSPORTS=${tl%_remote} \
+            SYMRAIL_TEST_NODE_SIZE=$node "$SYMRUN" -n 2 --timeout 60 "$T/t_liveness"
+        count_case "the failed $call names the stopped peer ($tl)" 1 \
+            'PE 1.*unresponsive|unresponsive.*PE 1'
     done
 done
 # Knobs: a tiny heap makes exhaustion happen for real; few notify slots force
