@@ -48,7 +48,7 @@ void sr_ib_replay_add(sr_tl_ep_t *ep, sr_ib_op_t *op);
 /* flush.c; flock and the lane's lock held. */
 void sr_ib_replayed(sr_tl_ep_t *ep, int l, uint32_t orig);
 
-/* repair.c */
+/* repair.c, and revive.c (the tries of lanes given up, lane_report) */
 void sr_ib_lane_fail(sr_tl_ep_t *ep, sr_ib_lane_t *lane, const char *why);
 /* Lane l was given up: when it is tried again, if ever (lane lock held). */
 void sr_ib_revive_plan(sr_tl_ep_t *ep, int l);
@@ -62,6 +62,9 @@ void sr_ib_revive_arm(sr_tl_ctx_t *ctx, uint64_t at);
 /* From the progress thread: once ctx->revive_next has passed, a repair
  * pass is asked for (it touches no lane). */
 void sr_ib_revive_tick(sr_tl_ctx_t *ctx, uint64_t now);
+/* A DEAD owed to the peer: 1 when it may go now; otherwise the tick is
+ * armed for it. */
+int sr_ib_tell_due(sr_tl_ctx_t *ctx, const sr_ib_lane_t *lane, uint64_t now);
 void sr_ib_repair(sr_tl_ctx_t *ctx);
 void sr_ib_lane_report(sr_tl_ctx_t *ctx);
 void sr_ib_ctl_recv(sr_tl_ctx_t *ctx, int pe, const void *payload, size_t len);
