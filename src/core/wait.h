@@ -6,7 +6,9 @@
 #ifndef SR_CORE_WAIT_H
 #define SR_CORE_WAIT_H
 
-#include "core/rt.h"
+#ifndef SR_CORE_RT_H
+#error "include core/rt.h, which includes this where its types are declared"
+#endif
 
 /* progress.c: one wait loop for every blocking call. */
 typedef int (*sr_cond_fn_t)(void *arg);

@@ -246,14 +246,6 @@ sr_copy_avx512_shift_back(void *dst, const void *src, size_t len)
     _mm512_storeu_si512((void *)d, _mm512_loadu_si512((const void *)s));
 }
 
-/*
- * Forward, stores aligned to 32 bytes, the loads of each block of 128 bytes
- * issued before the stores of the one before it.  Zen 4, copy_micro,
- * cache-hot: a put from +16 runs at 117 GB/s against 99.5 with loads and
- * stores of one block together (4 KiB; 117 against 96 at 16 KiB), a get
- * into +16 at 93 against 83 (109 against 91 at 16 KiB), as fast as the
- * backward loop, and it stays a forward walk for the prefetchers.
- */
 #define SR_COPY_AVX2_STORE4(d, nt, a, b, c, e)                                             \
     do {                                                                                  \
         if (nt) {                                                                         \

@@ -96,7 +96,7 @@ size_t sr_copy_nt_default(void)
 
 /*
  * AMD Zen 5 (an EPYC with AVX-512 on full-width units, 48 KiB L1d; copy_micro,
- * cache-hot GB/s) differs from the Xeon above in two ways.  Split loads cost
+ * cache-hot GB/s) differs from the Xeon at the top of copy.c in two ways.  Split loads cost
  * next to nothing: a put from +16 runs at 237 with unaligned loads against
  * 161 with the permute, and a get into +16 at 176 backwards against 161 with
  * the permute going backwards (4 KiB; 220 against 169 at 16 KiB).  So there

@@ -12,7 +12,8 @@
 
 typedef struct {
     int      lane;   /* -1: no fault armed */
-    uint64_t after;  /* slices the lane carries before it breaks */
+    uint64_t after;  /* the second field: slices before the lane breaks, or (the hold
+                      * hook) milliseconds */
     uint64_t extra;  /* the optional third field; 0 when absent */
 } sr_fault_t;
 

@@ -4,7 +4,9 @@
  * pair works again.  Run with 2 PEs and SYMRAIL_OP_TIMEOUT=2s.  T_CALL picks
  * the call that meets the stopped peer: barrier (the default), sync
  * (symrail_sync_all) or malloc (symrail_malloc, whose barrier fails and
- * which returns NULL).
+ * which returns NULL; PE 1's malloc after SIGCONT then succeeds alone, so
+ * the two heaps differ from there on: the program ends right after, and a
+ * job goes on after a failed collective call at its own risk).
  */
 #include "tcommon.h"
 

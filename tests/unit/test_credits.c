@@ -5,8 +5,8 @@
  * arrivals, consumption, late credit writes and send completions.  The
  * property that matters: a message never arrives when its receiver has no
  * buffer posted for it (an RNR on real hardware), i.e. no sender has more on
- * the wire than its window, and the windows never add up to more than the
- * queue holds; and the limits hold: no more than `slots` application
+ * the wire than its window, and no grant takes more than the pool has; and
+ * the limits hold: no more than `slots` application
  * messages unconsumed, and senders keep making progress.
  */
 #include "config.h"

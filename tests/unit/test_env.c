@@ -388,6 +388,11 @@ static void test_table_ranges(void **state)
             fail_msg("%s: default '%s' fails its range '%s'", d->name, d->defval, d->range);
         if (d->type == SR_ENV_T_STRING)
             free(v.s);
+        /* Choices are stored lower case (sr_env_parse_checked): the table
+         * must spell them so. */
+        for (const char *c = d->range; d->type == SR_ENV_T_STRING && *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                fail_msg("%s: the choices '%s' are not lower case", d->name, d->range);
     }
 }
 

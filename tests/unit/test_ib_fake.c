@@ -250,13 +250,6 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
 }
 
-/* A lane whose device neither completes nor fails what it was given (rxe
- * whose netdev went down did so): a look at the peer once stall_ns has
- * passed with a signalled WR waiting and nothing completed breaks the lane
- * as the QP's own retries would have, and the put behind it fails to the
- * core, which sends it elsewhere.  A lane that completes something between
- * looks, or holds only unsignalled WRs (puts complete at post), is left
- * alone however long it waits. */
 /* Zero-copy puts of one transfer on one lane go out as a chain of which
  * only the last is signalled (before: each, for its callback); the last
  * one's completion covers the others, and every callback comes. */
@@ -286,6 +279,13 @@ static void test_chain_covers_its_callbacks(void **state)
     assert_int_equal(ep->lanes[0].outstanding, 0);
 }
 
+/* A lane whose device neither completes nor fails what it was given (rxe
+ * whose netdev went down did so): a look at the peer once stall_ns has
+ * passed with a signalled WR waiting and nothing completed breaks the lane
+ * as the QP's own retries would have, and the put behind it fails to the
+ * core, which sends it elsewhere.  A lane that completes something between
+ * looks, or holds only unsignalled WRs (puts complete at post), is left
+ * alone however long it waits. */
 static void test_stalled_lane_breaks(void **state)
 {
     (void)state;

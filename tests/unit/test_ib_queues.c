@@ -61,8 +61,8 @@ static void test_connected_share_budget(void **state)
     assert_int_equal(sr_ib_conn_wr(&x), 15);  /* the floor */
     assert_int_equal(x.max_wr, 255);           /* the job's QPs keep theirs */
     assert_true(total < 3 * 4096);
-    /* Peers that disconnect give their share back: with 59 of the 61
-     * connected ones gone, the next one is as deep as the first. */
+    /* Peers whose QPs could not be made give their share back: with 59 of
+     * the 61 taken back, the next one is as deep as the first. */
     for (int k = 0; k < 59; k++)
         sr_ib_conn_wr_put(&x);
     assert_int_equal(sr_ib_conn_wr(&x), 255);

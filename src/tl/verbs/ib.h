@@ -156,7 +156,7 @@ typedef struct {
  * A PE that gives a lane up (DEAD: failed too often, no new QP) says so
  * (DEAD), and the peer gives its end up at once rather than wait for a
  * repair that cannot come.  A lane given up is tried again later, less
- * and less often (repair.c, "Lanes given up, tried again").
+ * and less often (revive.c, "Lanes given up, tried again").
  */
 typedef enum {
     SR_IB_LANE_UP = 0,
@@ -172,7 +172,7 @@ typedef enum {
  * SR_IB_MAX_REPAIRS bounds failures in a row, not over a job's life. */
 #define SR_IB_REPAIR_FORGET_NS (60ull * 1000000000ull)
 /* A lane given up is tried again after 1 s, then after twice as long each
- * time it fails again, up to a minute (repair.c, sr_ib_revive). */
+ * time it fails again, up to a minute (revive.c, sr_ib_revive_plan). */
 #define SR_IB_REVIVE_MIN_NS 1000000000ull
 #define SR_IB_REVIVE_MAX_NS (60ull * 1000000000ull)
 #define SR_IB_TRY_NS        (10ull * 1000000000ull)
@@ -523,7 +523,7 @@ void sr_ib_rc_stats(sr_tl_ctx_t *ctx, symrail_stats_t *stats_p);
 /* qp.c; size_queues: sets max_wr where SYMRAIL_IB_MAX_WR is 0 (from the count of the
  * job's peers with data QPs) and what follows from it; conn_wr: the send
  * queue of one more connected peer's QPs, from the same budget; conn_wr_put:
- * that peer's share back, when it disconnects. */
+ * that peer's share back, when its QPs could not be made. */
 void sr_ib_size_queues(sr_tl_ctx_t *ctx, size_t npeers);
 uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx);
 void sr_ib_conn_wr_put(sr_tl_ctx_t *ctx);

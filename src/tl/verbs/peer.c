@@ -249,7 +249,8 @@ void sr_ib_peer_disconnect(sr_tl_ep_t *ep)
         }
         sr_ib_unlock(ctx, &lane->lock);
     }
-    sr_ib_conn_wr_put(ctx);
+    /* Its QPs stay (in error) until fini, as the endpoint does: its share
+     * of the WR budget stays taken with them. */
     SR_IB_STORE(ctx->replays, 1);      /* what its lanes still hold fails */
     SR_IB_STORE(ctx->lane_events, 1);
     sr_debug("verbs: connected peer %d (process %d) disconnected", ep->pe, ep->pid);

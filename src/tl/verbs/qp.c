@@ -72,8 +72,9 @@ uint32_t sr_ib_conn_wr(sr_tl_ctx_t *ctx)
     return wr < ctx->max_wr ? wr : ctx->max_wr;
 }
 
-/* A connected peer left (or was never made): those that come next share
- * the budget with one peer fewer. */
+/* A connected peer whose QPs could not all be made: its share goes back.
+ * (One that disconnects keeps its QPs, in error, until fini, and its share
+ * with them.) */
 void sr_ib_conn_wr_put(sr_tl_ctx_t *ctx)
 {
     if (ctx->wr_auto)

@@ -74,7 +74,7 @@ void sr_ib_post_lane(sr_tl_ep_t *ep, sr_ib_lane_t *lane)
         /* A WR with a callback (a zero-copy put, a get) in the middle of
          * the chain is covered by the last one's completion, which comes
          * as soon: only the last of a chain calls for one of its own. */
-        int sig = op->must_sig || (op->comp != NULL && op == last) ||
+        int sig = op->must_sig || (op->comp != NULL && op == last) || op->amo_slot >= 0 ||
                   op->kind != SR_IB_OP_DATA || lane->unsig + 1 >= lane->sig_every ||
                   (op == last && op != first);
         op->seq = ++seq;
