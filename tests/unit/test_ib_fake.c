@@ -279,6 +279,58 @@ static void test_chain_covers_its_callbacks(void **state)
     assert_int_equal(ep->lanes[0].outstanding, 0);
 }
 
+/* The same for gets into registered memory (this fake device has no
+ * bounce buffers): only the chain's last is signalled, and every callback
+ * comes with its completion. */
+static void test_chain_covers_its_gets(void **state)
+{
+    (void)state;
+    tcomp_t c[3];
+    for (int i = 0; i < 3; i++) {
+        tcomp_init(&c[i]);
+        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
+        assert_int_equal(sr_ib_get(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
+                                   &c[i].comp),
+                         SR_TL_INPROGRESS);
+    }
+    sr_ib_ep_post_end(ep);
+    assert_int_equal(nwrs, 3);
+    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
+    assert_int_equal(wrs[2].sig, 1);
+    complete_lane(0, IBV_WC_SUCCESS);
+    progress();
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c[i].calls, 1);
+        assert_int_equal(c[i].status, SYMRAIL_OK);
+    }
+    assert_int_equal(ep->lanes[0].outstanding, 0);
+}
+
+/* A QP that fails under such a chain completes each of its WRs with an
+ * error of its own, signalled or not: every callback comes, once, with a
+ * failure, and nothing is left on the lane. */
+static void test_chain_caught_in_a_failure(void **state)
+{
+    (void)state;
+    tcomp_t c[3];
+    for (int i = 0; i < 3; i++) {
+        tcomp_init(&c[i]);
+        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
+        assert_int_equal(sr_ib_put(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
+                                   &c[i].comp),
+                         SR_TL_INPROGRESS);
+    }
+    sr_ib_ep_post_end(ep);
+    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
+    complete_lane(0, IBV_WC_RETRY_EXC_ERR);
+    progress();
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c[i].calls, 1);
+        assert_int_not_equal(c[i].status, SYMRAIL_OK);
+    }
+    assert_int_equal(ep->lanes[0].outstanding, 0);
+}
+
 /* A lane whose device neither completes nor fails what it was given (rxe
  * whose netdev went down did so): a look at the peer once stall_ns has
  * passed with a signalled WR waiting and nothing completed breaks the lane
@@ -530,6 +582,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stalled_lane_breaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chain_covers_its_callbacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chain_covers_its_gets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chain_caught_in_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomics_emulated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_lanes, setup, teardown),
     };
