@@ -250,6 +250,39 @@ static void test_late_error_goes_to_the_flush_of_its_lane(void **state)
     assert_int_equal(sr_ib_flush(ep, 1u << 0, &f.comp), SYMRAIL_OK);  /* reported once */
 }
 
+/* Three zero-copy puts (or gets) of one transfer on lane 0, posted as one
+ * chain: only its last WR is signalled. */
+static void chain3(tcomp_t c[3], int get)
+{
+    for (int i = 0; i < 3; i++) {
+        tcomp_init(&c[i]);
+        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
+        char *local = ctx->scratch + 1024 * i;
+        uint64_t roff = 1024 * (uint64_t)i;
+        assert_int_equal(get ? sr_ib_get(ep, 0, local, 0, roff, 1024, &c[i].comp)
+                             : sr_ib_put(ep, 0, local, 0, roff, 1024, &c[i].comp),
+                         SR_TL_INPROGRESS);
+    }
+    sr_ib_ep_post_end(ep);
+    assert_int_equal(nwrs, 3);
+    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
+    assert_int_equal(wrs[2].sig, 1);
+}
+
+/* Each callback came once, with success or (ok 0) a failure, and nothing
+ * is left on the lane. */
+static void chain3_done(const tcomp_t c[3], int ok)
+{
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c[i].calls, 1);
+        if (ok)
+            assert_int_equal(c[i].status, SYMRAIL_OK);
+        else
+            assert_int_not_equal(c[i].status, SYMRAIL_OK);
+    }
+    assert_int_equal(ep->lanes[0].outstanding, 0);
+}
+
 /* Zero-copy puts of one transfer on one lane go out as a chain of which
  * only the last is signalled (before: each, for its callback); the last
  * one's completion covers the others, and every callback comes. */
@@ -257,53 +290,24 @@ static void test_chain_covers_its_callbacks(void **state)
 {
     (void)state;
     tcomp_t c[3];
-    for (int i = 0; i < 3; i++) {
-        tcomp_init(&c[i]);
-        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
-        assert_int_equal(sr_ib_put(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
-                                   &c[i].comp),
-                         SR_TL_INPROGRESS);
-    }
-    sr_ib_ep_post_end(ep);
-    assert_int_equal(nwrs, 3);
-    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
-    assert_int_equal(wrs[2].sig, 1);
+    chain3(c, 0);
     progress();
     assert_int_equal(c[0].calls + c[1].calls + c[2].calls, 0);
     complete_lane(0, IBV_WC_SUCCESS);
     progress();
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(c[i].calls, 1);
-        assert_int_equal(c[i].status, SYMRAIL_OK);
-    }
-    assert_int_equal(ep->lanes[0].outstanding, 0);
+    chain3_done(c, 1);
 }
 
 /* The same for gets into registered memory (this fake device has no
- * bounce buffers): only the chain's last is signalled, and every callback
- * comes with its completion. */
+ * bounce buffers). */
 static void test_chain_covers_its_gets(void **state)
 {
     (void)state;
     tcomp_t c[3];
-    for (int i = 0; i < 3; i++) {
-        tcomp_init(&c[i]);
-        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
-        assert_int_equal(sr_ib_get(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
-                                   &c[i].comp),
-                         SR_TL_INPROGRESS);
-    }
-    sr_ib_ep_post_end(ep);
-    assert_int_equal(nwrs, 3);
-    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
-    assert_int_equal(wrs[2].sig, 1);
+    chain3(c, 1);
     complete_lane(0, IBV_WC_SUCCESS);
     progress();
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(c[i].calls, 1);
-        assert_int_equal(c[i].status, SYMRAIL_OK);
-    }
-    assert_int_equal(ep->lanes[0].outstanding, 0);
+    chain3_done(c, 1);
 }
 
 /* A QP that fails under such a chain completes each of its WRs with an
@@ -313,22 +317,10 @@ static void test_chain_caught_in_a_failure(void **state)
 {
     (void)state;
     tcomp_t c[3];
-    for (int i = 0; i < 3; i++) {
-        tcomp_init(&c[i]);
-        c[i].comp.flags = i < 2 ? SR_TL_COMP_MORE : 0;
-        assert_int_equal(sr_ib_put(ep, 0, ctx->scratch + 1024 * i, 0, 1024 * (uint64_t)i, 1024,
-                                   &c[i].comp),
-                         SR_TL_INPROGRESS);
-    }
-    sr_ib_ep_post_end(ep);
-    assert_int_equal(wrs[0].sig + wrs[1].sig, 0);
+    chain3(c, 0);
     complete_lane(0, IBV_WC_RETRY_EXC_ERR);
     progress();
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(c[i].calls, 1);
-        assert_int_not_equal(c[i].status, SYMRAIL_OK);
-    }
-    assert_int_equal(ep->lanes[0].outstanding, 0);
+    chain3_done(c, 0);
 }
 
 /* A lane whose device neither completes nor fails what it was given (rxe
